@@ -1,0 +1,1 @@
+"""kcm.impl: the reference implementation of the controller, in Kafka's own architecture."""

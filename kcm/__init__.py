@@ -1,0 +1,16 @@
+"""kcm: a formal model, a reference implementation and a model checker of the Kafka ZooKeeper-era controller.
+
+Sub-packages: `kcm.model` (the formal model, pure and stdlib-only), `kcm.impl` (the reference
+implementation), `kcm.checker` (explorer, proofs, traces, reports), `kcm.spark_explore` (exploration
+on Spark). `kcm.cli` is the thin command-line shell around them.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("kafka-controller-model")
+except PackageNotFoundError:  # running from a source tree that was not installed
+    __version__ = "0.0.0+unknown"
+
+#: The Kafka version whose controller the model pins.
+KAFKA_VERSION = "2.6"

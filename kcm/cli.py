@@ -1,0 +1,69 @@
+"""The command line: a thin shell over the model, the checkers and the implementation.
+
+Each command lives in its own module under `kcm.commands` and is registered in `COMMANDS`; only
+commands that work are listed. Errors are one line on stderr and an exit code (`kcm.errors`):
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kcm import __version__
+from kcm.commands import check, diagram
+from kcm.errors import EXIT_INCOMPLETE, EXIT_USAGE, KcmError
+
+COMMANDS = (check.command, diagram.command)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="kcm")
+def cli() -> None:
+    """kcm: a formal model, a reference implementation and a model checker of the Kafka 2.6
+    ZooKeeper-era controller.
+
+    Exit codes: 0 all properties hold; 1 a violation was found; 2 bad usage, config or input;
+    3 incomplete (a bound, a timeout or an interruption).
+    """
+
+
+for _command in COMMANDS:
+    cli.add_command(_command)
+
+
+def _fail(message: str, code: int) -> int:
+    click.echo(f"kcm: error: {message}", err=True)
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns (and, as a console script, exits with) the exit code."""
+    try:
+        result = cli.main(args=argv, prog_name="kcm", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:  # `kcm` alone: show the help, as a usage error
+        click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+        return EXIT_USAGE
+    except click.UsageError as exc:
+        hint = f" (see 'kcm {exc.ctx.command_path.partition(' ')[2]} --help')".replace("kcm  ", "kcm ") if exc.ctx else ""
+        return _fail(f"{exc.format_message()}{hint}", EXIT_USAGE)
+    except click.ClickException as exc:
+        return _fail(exc.format_message(), EXIT_USAGE)
+    except click.exceptions.Abort:
+        return _fail("interrupted", EXIT_INCOMPLETE)
+    except KeyboardInterrupt:
+        return _fail("interrupted", EXIT_INCOMPLETE)
+    except KcmError as exc:
+        return _fail(str(exc), exc.exit_code)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    return result if isinstance(result, int) else 0
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

@@ -1,0 +1,1 @@
+"""The `kcm` subcommands, one module each; `kcm.cli.COMMANDS` lists them."""

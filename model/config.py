@@ -1,0 +1,124 @@
+"""The model's configuration: the size of the cluster, the bounds on faults and admin operations, the
+features switched on, and the bug variant, if any.
+
+Like a TLC `.cfg` file next to a spec, a `ModelConfig` is kept apart from the model: the same
+transition relation is checked under many configs. Faults (crashes, session expiries, lost
+ZooKeeper acknowledgements, leader-driven ISR shrinks) and admin operations (controlled shutdown,
+reassignment, preferred election, topic deletion) are bounded here; healing actions (deliveries,
+event processing, watch deliveries, restarts) are not bounded, as in Vanlightly's Kafka specs.
+
+`ModelConfig.from_mapping` validates a plain mapping (a parsed TOML preset) and raises
+`ConfigError` naming the field, the bad value and the allowed range. Loading files is the shell's
+job (`kcm.config`): this module does no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A config field is missing, unknown, of the wrong type or out of range."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelConfig:
+    """One model instance: sizes, bounds and features. Every field is validated by `from_mapping`."""
+
+    #: Number of brokers; ids are 0 .. brokers-1.
+    brokers: int = 3
+    #: Number of topics; each has `partitions` partitions of `replication_factor` replicas.
+    topics: int = 1
+    partitions: int = 1
+    replication_factor: int = 2
+    #: `unclean.leader.election.enable` per topic (one value applies to every topic).
+    unclean_election: bool = False
+    #: Faults, each bounded.
+    max_broker_crashes: int = 1
+    max_session_expiries: int = 1
+    max_lost_acks: int = 0
+    max_leader_isr_shrinks: int = 0
+    #: Admin operations, each bounded.
+    max_controlled_shutdowns: int = 0
+    max_preferred_elections: int = 0
+    max_reassignments: int = 0
+    max_topic_deletions: int = 0
+    #: Auto leader rebalance (`auto.leader.rebalance.enable`), bounded like an admin operation.
+    max_auto_rebalances: int = 0
+    #: Capacity of each broker's controller event queue (Kafka's is unbounded; the model's is not).
+    event_queue_capacity: int = 4
+    #: Optional data: per replica a log end offset and high watermark, up to `max_offset`.
+    data: bool = False
+    max_offset: int = 0
+    #: The historical bug to reproduce (a name from `kcm.model.variants`), or "" for Kafka 2.6.
+    variant: str = ""
+    #: Free text shown in reports.
+    description: str = field(default="", compare=False)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any], *, where: str = "config") -> ModelConfig:
+        """Validate `values` and build a config; the error names `where`, the field and the fix."""
+        known = {f.name: f for f in fields(cls)}
+        for key in values:
+            if key not in known:
+                close = ", ".join(sorted(known))
+                raise ConfigError(f"{where}: unknown field `{key}`; known fields are {close}")
+        kwargs: dict[str, Any] = {}
+        for name, f in known.items():
+            if name not in values:
+                continue
+            value = values[name]
+            expected = type(f.default)
+            if expected is bool:
+                if not isinstance(value, bool):
+                    raise ConfigError(f"{where}: field `{name}` = {value!r} must be true or false")
+            elif expected is int:
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise ConfigError(f"{where}: field `{name}` = {value!r} must be a whole number")
+            elif not isinstance(value, expected):
+                raise ConfigError(f"{where}: field `{name}` = {value!r} must be a {expected.__name__}")
+            kwargs[name] = value
+        config = cls(**kwargs)
+        config.validate(where=where)
+        return config
+
+    def validate(self, *, where: str = "config") -> None:
+        """Check every range, and the relations between fields; raise `ConfigError` on the first problem."""
+        for name, (lo, hi) in _RANGES.items():
+            value = getattr(self, name)
+            hi_value = hi(self) if callable(hi) else hi
+            if not lo <= value <= hi_value:
+                raise ConfigError(
+                    f"{where}: field `{name}` = {value} is out of range; allowed {lo}..{hi_value}"
+                    + (_RANGE_WHY.get(name, "")))
+        if self.data and self.max_offset == 0:
+            raise ConfigError(f"{where}: field `max_offset` = 0 with `data` = true; allowed 1..{_MAX_OFFSET}")
+        if not self.data and self.max_offset != 0:
+            raise ConfigError(f"{where}: field `max_offset` = {self.max_offset} needs `data` = true; set it to 0")
+
+
+_MAX_BROKERS = 5
+_MAX_OFFSET = 3
+_RANGES: dict[str, tuple[int, Any]] = {
+    "brokers": (1, _MAX_BROKERS),
+    "topics": (1, 3),
+    "partitions": (1, 3),
+    "replication_factor": (1, lambda c: c.brokers),
+    "max_broker_crashes": (0, 4),
+    "max_session_expiries": (0, 4),
+    "max_lost_acks": (0, 2),
+    "max_leader_isr_shrinks": (0, 4),
+    "max_controlled_shutdowns": (0, 3),
+    "max_preferred_elections": (0, 3),
+    "max_reassignments": (0, 2),
+    "max_topic_deletions": (0, lambda c: c.topics),
+    "max_auto_rebalances": (0, 3),
+    "event_queue_capacity": (1, 16),
+    "max_offset": (0, _MAX_OFFSET),
+}
+_RANGE_WHY = {
+    "replication_factor": " (no more replicas than brokers)",
+    "max_topic_deletions": " (each topic is deleted at most once)",
+}

@@ -1,0 +1,1 @@
+"""kcm.spark_explore: exhaustive exploration and simulation of the model on Spark."""
