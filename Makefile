@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 .PHONY: run test bench docs diagrams sysdeps sysdeps-run clean
 
 run: $(VENV)/.installed sysdeps-run
-	$(BIN)/kcm check --preset $(PRESET)
+	$(BIN)/kcm check --preset $(PRESET) --diagrams docs/diagrams
 
 test: $(VENV)/.installed-dev sysdeps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
@@ -19,7 +19,7 @@ bench: $(VENV)/.installed-dev sysdeps-run
 	$(BIN)/python bench/run_all.py
 
 diagrams docs: $(VENV)/.installed sysdeps-run
-	$(BIN)/kcm diagram tables --out docs/diagrams
+	$(BIN)/kcm diagram tables --format dot --format svg --out docs/diagrams
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)

@@ -79,12 +79,12 @@ class StateTable(Generic[S]):
 
 def _validate(table: StateTable) -> None:
     where = f"{table.name} table ({table.version})"
-    states = set(table.states)
+    # isinstance, not membership: IntEnum members of two enums compare equal when their codes do.
     for to, frms in table.valid_previous_states.items():
-        if to not in states:
+        if not isinstance(to, table.states):
             raise TableError(f"{where}: row {to!r} is not a {table.states.__name__}; remove the row or add the state")
         for frm in frms:
-            if frm not in states:
+            if not isinstance(frm, table.states):
                 raise TableError(
                     f"{where}: row {to.name} lists {frm!r}, which is not a {table.states.__name__}; "
                     "use one of " + ", ".join(s.name for s in table.states))
