@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from kcm.model.variants import VARIANTS
+
 
 class ConfigError(ValueError):
     """A config field is missing, unknown, of the wrong type or out of range."""
@@ -47,6 +49,10 @@ class ModelConfig:
     max_topic_deletions: int = 0
     #: Auto leader rebalance (`auto.leader.rebalance.enable`), bounded like an admin operation.
     max_auto_rebalances: int = 0
+    #: An operator deleting `/controller` to force a re-election (the V4 scenario needs it).
+    max_controller_moves: int = 0
+    #: `controlled.shutdown.max.retries` (Kafka's default is 3; small values keep the space small).
+    controlled_shutdown_max_retries: int = 1
     #: Capacity of each broker's controller event queue (Kafka's is unbounded; the model's is not).
     event_queue_capacity: int = 4
     #: Optional data: per replica a log end offset and high watermark, up to `max_offset`.
@@ -93,6 +99,9 @@ class ModelConfig:
                 raise ConfigError(
                     f"{where}: field `{name}` = {value} is out of range; allowed {lo}..{hi_value}"
                     + (_RANGE_WHY.get(name, "")))
+        if self.variant and self.variant not in VARIANTS:
+            raise ConfigError(f"{where}: field `variant` = {self.variant!r} is not a known variant; "
+                              f"choose one of {', '.join(VARIANTS)} or leave it empty")
         if self.data and self.max_offset == 0:
             raise ConfigError(f"{where}: field `max_offset` = 0 with `data` = true; allowed 1..{_MAX_OFFSET}")
         if not self.data and self.max_offset != 0:
@@ -115,6 +124,8 @@ _RANGES: dict[str, tuple[int, Any]] = {
     "max_reassignments": (0, 2),
     "max_topic_deletions": (0, lambda c: c.topics),
     "max_auto_rebalances": (0, 3),
+    "max_controller_moves": (0, 2),
+    "controlled_shutdown_max_retries": (0, 3),
     "event_queue_capacity": (1, 16),
     "max_offset": (0, _MAX_OFFSET),
 }

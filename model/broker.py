@@ -1,0 +1,173 @@
+"""The broker side: a broker's lifecycle, its replica manager applying controller requests, and a
+partition leader's own ISR changes.
+
+Requests (kafka@2.6.x:core/src/main/scala/kafka/server/ReplicaManager.scala and KafkaApis.scala):
+
+- Every request first passes the broker-epoch check (KIP-380): a request stamped with an older
+  broker epoch than this incarnation's is rejected (STALE_BROKER_EPOCH). Variant V5 drops it.
+- Then the controller-epoch check: a request from an older controller epoch than the highest one
+  seen is rejected (STALE_CONTROLLER_EPOCH); otherwise its epoch becomes the highest seen.
+  Variant V1 drops the check (and adopts whatever epoch it is given).
+- LeaderAndIsr, per partition: applied only if the request's leader epoch is higher than the
+  replica's and the broker is in the request's replica list. The replica becomes leader (with the
+  request's ISR and zkVersion) or a follower of the request's leader.
+- StopReplica, per partition: stops (and with delete=true, deletes) the replica if the request's
+  leader epoch is -2 (deletion), -1, or higher than the replica's; an equal or lower one is fenced
+  (FENCED_LEADER_EPOCH, KIP-570). The answer to a StopReplica carrying deletions goes back to the
+  sender's event queue as TopicDeletionStopReplicaResponseReceived.
+- UpdateMetadata: recorded as the epoch of the last metadata applied (the cache is abstracted).
+
+A partition leader changes the ISR itself (≤2.6, reference §3.6): a conditional setData of the
+state znode on its cached zkVersion; on success it records the new ISR and zkVersion and creates
+an ISR-change notification; on BADVERSION it keeps its old ISR (the step changes nothing, so the
+model does not take it).
+"""
+
+from __future__ import annotations
+
+from kcm.model.cluster import (
+    NONE,
+    NO_REPLICA,
+    Event,
+    EventKind,
+    PartitionZnode,
+    Replica,
+    RequestKind,
+    Shutdown,
+    Watch,
+    empty_context,
+    put,
+)
+from kcm.model.election import EPOCH_DURING_DELETE, NO_EPOCH
+from kcm.model.world import World
+
+
+def fresh_broker_fields(w: World) -> dict:
+    """The in-memory state a broker process starts with (and loses when it dies)."""
+    return dict(active=False, ctx=empty_context(w.nb, w.np), queue=(), controller_epoch=0, metadata_epoch=0,
+                replicas=(NO_REPLICA,) * w.np, shutdown=Shutdown.NONE, shutdown_tries=0)
+
+
+def start(w: World, b: int) -> None:
+    """`KafkaServer.startup`: a new session, `registerBroker` (new broker epoch), controller Startup."""
+    w.zk = w.zk._replace(session=w.zk.session | 1 << b)
+    w.brokers[b] = w.brokers[b]._replace(up=True, connected=True, **fresh_broker_fields(w))
+    epoch = w.register_broker(b)
+    w.brokers[b] = w.brokers[b]._replace(epoch=epoch, queue=(Event(EventKind.Startup),))
+
+
+def stop(w: World, b: int) -> None:
+    """The process stops (a crash, or the end of a controlled shutdown): all memory is lost, and so
+    are the requests queued in its channel manager. The session is the caller's business."""
+    w.brokers[b] = w.brokers[b]._replace(up=False, connected=False, **fresh_broker_fields(w))
+    w.zk = w.zk._replace(watches=put(w.zk.watches, b, 0))
+    for d in range(w.nb):
+        w.drop_channel(b, d)
+
+
+def expire_session(w: World, b: int) -> None:
+    """ZooKeeper expires session `b`: its watches go, its ephemeral znodes are deleted."""
+    w.zk = w.zk._replace(session=w.zk.session & ~(1 << b), watches=put(w.zk.watches, b, 0))
+    w.delete_ephemerals(b)
+
+
+def notice_expiry(w: World, b: int) -> None:
+    """`beforeInitializingSession`: `clearAndPut(Expire)`. Preempted ControlledShutdown events
+    answer their callback with ControllerMovedException (KAFKA-10193)."""
+    broker = w.brokers[b]
+    for event in broker.queue:
+        if event.kind is EventKind.ControlledShutdown:
+            requester = w.brokers[event.a]
+            if requester.up and requester.epoch == event.b and requester.shutdown is Shutdown.AWAITING:
+                w.brokers[event.a] = requester._replace(shutdown=Shutdown.RETRY)
+    broker = w.brokers[b]
+    w.brokers[b] = broker._replace(connected=False, queue=(Event(EventKind.Expire),))
+
+
+def deliver(w: World, src: int, dst: int) -> None:
+    """The head of `src`'s queue for `dst` arrives at `dst`, which applies it."""
+    i = src * w.nb + dst
+    request = w.net[i][0]
+    w.net[i] = w.net[i][1:]
+    broker = w.brokers[dst]
+    deletions = 0
+    if request.kind is RequestKind.StopReplica:
+        for part in request.partitions:
+            if part.delete:
+                deletions |= 1 << part.partition
+    stale_broker_epoch = request.broker_epoch < broker.epoch and not w.flags.broker_change_by_id_only
+    stale_controller = (request.controller_epoch < broker.controller_epoch
+                        and not w.flags.no_broker_controller_epoch_check)
+    if stale_broker_epoch or stale_controller:
+        if deletions:
+            _answer_stop_replica(w, src, dst, -deletions)
+        return
+    broker = broker._replace(controller_epoch=request.controller_epoch)
+    if request.kind is RequestKind.UpdateMetadata:
+        w.brokers[dst] = broker._replace(metadata_epoch=request.controller_epoch)
+        return
+    replicas = list(broker.replicas)
+    if request.kind is RequestKind.LeaderAndIsr:
+        for part in request.partitions:
+            current = replicas[part.partition]
+            if part.leader_epoch > current.leader_epoch and dst in part.replicas:
+                if part.leader == dst:  # makeLeader
+                    replicas[part.partition] = Replica(dst, part.leader_epoch, part.isr, part.zk_version,
+                                                       part.replicas, False)
+                else:  # makeFollower
+                    replicas[part.partition] = Replica(part.leader, part.leader_epoch, (), part.zk_version,
+                                                       part.replicas, False)
+    else:
+        for part in request.partitions:
+            current = replicas[part.partition]
+            if (part.leader_epoch in (EPOCH_DURING_DELETE, NO_EPOCH) or part.leader_epoch > current.leader_epoch
+                    or current is NO_REPLICA):
+                if part.delete:
+                    replicas[part.partition] = NO_REPLICA
+                elif current is not NO_REPLICA:
+                    replicas[part.partition] = current._replace(leader=NONE, isr=(), stopped=True)
+        if deletions:
+            _answer_stop_replica(w, src, dst, deletions)
+    w.brokers[dst] = broker._replace(replicas=tuple(replicas))
+
+
+def _answer_stop_replica(w: World, src: int, dst: int, partitions: int) -> None:
+    """The response callback of a StopReplica with deletions: an event for the sending controller."""
+    w.enqueue(src, Event(EventKind.TopicDeletionStopReplicaResponseReceived, dst, partitions))
+
+
+def leader_writes_isr(w: World, b: int, p: int, new_isr: tuple[int, ...]) -> bool:
+    """`Partition.updateIsr`: conditional write on the cached zkVersion; on success, the ISR change
+    is recorded and a notification created (propagated at once: Kafka batches it for up to 5 s).
+    Returns False on BADVERSION (nothing changes)."""
+    broker = w.brokers[b]
+    replica = broker.replicas[p]
+    znode = w.zk.partitions[p]
+    if znode.version != replica.zk_version:
+        return False
+    written = PartitionZnode(b, replica.leader_epoch, new_isr, znode.controller_epoch, znode.version + 1)
+    w.set_partition_state(p, written)
+    replicas = put(broker.replicas, p, replica._replace(isr=new_isr, zk_version=written.version))
+    w.brokers[b] = broker._replace(replicas=replicas)
+    if not w.zk.isr_changes >> p & 1:
+        w.zk = w.zk._replace(isr_changes=w.zk.isr_changes | 1 << p)
+        w.fire(Watch.ISR_CHANGE, Event(EventKind.IsrChangeNotification))
+    return True
+
+
+def can_lead(w: World, b: int, p: int) -> bool:
+    """Broker `b` is up with a live session and acts as the leader of `p`."""
+    broker = w.brokers[b]
+    replica = broker.replicas[p]
+    return (broker.up and broker.connected and bool(w.zk.session >> b & 1)
+            and replica.leader == b and not replica.stopped)
+
+
+def is_caught_up_follower(w: World, b: int, p: int, f: int) -> bool:
+    """Follower `f` fetches from leader `b` at `b`'s leader epoch (KIP-320 fences other epochs)."""
+    follower = w.brokers[f]
+    if not follower.up:
+        return False
+    mine = w.brokers[b].replicas[p]
+    theirs = follower.replicas[p]
+    return (theirs.leader == b and theirs.leader_epoch == mine.leader_epoch and not theirs.stopped)

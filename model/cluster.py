@@ -1,0 +1,345 @@
+"""The whole cluster as one immutable value: ZooKeeper, every broker, and the network.
+
+Every record is a `NamedTuple`: immutable and hashable like a frozen dataclass, but hashed and
+compared in C, which the explorer does millions of times (see docs/model.md, "Representation").
+Sets of brokers, partitions and topics are bitmasks (`int`), so that equal sets are equal values
+with one canonical encoding; ordered lists (assignments, ISRs) are tuples in Kafka's order.
+
+Identities: brokers are 0 .. B-1; partitions are numbered 0 .. P-1 across topics, partition `p`
+belonging to topic `p // partitions_per_topic`; topics are 0 .. T-1.
+
+ZooKeeper (`Zk`) holds what the znodes hold (kafka@2.6.x:core/src/main/scala/kafka/zk/ZkData.scala):
+
+- `session`: the brokers with a live ZooKeeper session. A session lives on after its broker's
+  process dies, until it expires.
+- `controller`: the broker named in the ephemeral `/controller`, or -1.
+- `controller_epoch`: `/controller_epoch`. Its zkVersion always equals it here (the znode is
+  created with 0 at version 0 and every election sets epoch+1, so both move together), so the
+  controller-epoch fence (`CheckOp(/controller_epoch, epochZkVersion)`) compares this number.
+- `broker_epochs`: per broker the czxid of the ephemeral `/brokers/ids/<id>`, 0 when absent.
+  czxids are global zxids; only registrations are counted (`next_zxid`), since only their order
+  matters (the broker epoch of KIP-380).
+- `assignment`, `adding`, `removing`: `/brokers/topics/<t>` per partition (JSON v2, KIP-455);
+  `assignment` is `()` once the topic is deleted.
+- `partitions`: the partition state znodes `{leader, leader_epoch, isr, controller_epoch}` with
+  their zkVersion (`NO_ZNODE` when absent).
+- `reassign`: `/admin/reassign_partitions`, the target replicas per partition (`()` for none; the
+  znode exists iff some entry is non-empty). `preferred`: `/admin/preferred_replica_election`
+  (partition bitmask; 0 = absent). `delete_topics`: the children of `/admin/delete_topics`.
+  `isr_changes`: partitions named by pending `/isr_change_notification` znodes.
+- `watches`: per broker, the one-shot watches it has armed (bitmask of `Watch` bits, plus one
+  `PARTITION_STATE` bit per partition for `PartitionReassignmentIsrChangeHandler`).
+
+A broker (`Broker`) is its process (`up`), its belief about its ZooKeeper session, its broker
+epoch, its controller module (`active`, the `Context` caches, the event `queue`, the controlled
+shutdown it may be running) and its replica manager (`controller_epoch` seen, the epoch of the
+last UpdateMetadata applied, and one `Replica` per partition).
+
+The network (`net`) holds, for each controller `c` and broker `d`, the FIFO queue of requests in
+`c`'s ControllerChannelManager for `d` (index `c * B + d`): what `c` has sent and `d` has not yet
+received. A request is stamped with the sender's id and controller epoch and `d`'s broker epoch
+as the sender knew it.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import NamedTuple
+
+from kcm.model.states import PartitionState, ReplicaState
+
+NONE = -1
+
+
+class Watch(IntEnum):
+    """Bits of `Zk.watches[b]`: the one-shot ZooKeeper watches broker `b` has armed."""
+
+    CONTROLLER = 1        # exists/data watch on /controller (ControllerChangeHandler), every broker
+    BROKER_IDS = 2        # child watch on /brokers/ids (BrokerChangeHandler), the controller
+    DELETE_TOPICS = 4     # child watch on /admin/delete_topics (TopicDeletionHandler)
+    ISR_CHANGE = 8        # child watch on /isr_change_notification (IsrChangeNotificationHandler)
+    PREFERRED = 16        # exists watch on /admin/preferred_replica_election
+    REASSIGN = 32         # exists watch on /admin/reassign_partitions (PartitionReassignmentHandler)
+
+
+#: The controller's watches (everything but /controller), dropped at resignation.
+CONTROLLER_WATCHES = Watch.BROKER_IDS | Watch.DELETE_TOPICS | Watch.ISR_CHANGE | Watch.PREFERRED | Watch.REASSIGN
+#: Bit of the data watch on partition `p`'s state znode (PartitionReassignmentIsrChangeHandler).
+PARTITION_STATE_SHIFT = 8
+
+
+def partition_watch(p: int) -> int:
+    return 1 << (PARTITION_STATE_SHIFT + p)
+
+
+class PartitionZnode(NamedTuple):
+    """/brokers/topics/<t>/partitions/<p>/state, or a controller's cached copy of it
+    (`LeaderIsrAndControllerEpoch` plus the zkVersion)."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    controller_epoch: int
+    version: int
+
+
+NO_ZNODE = PartitionZnode(NONE, NONE, (), NONE, NONE)
+
+
+class Zk(NamedTuple):
+    session: int
+    controller: int
+    controller_epoch: int
+    broker_epochs: tuple[int, ...]
+    next_zxid: int
+    assignment: tuple[tuple[int, ...], ...]
+    adding: tuple[tuple[int, ...], ...]
+    removing: tuple[tuple[int, ...], ...]
+    partitions: tuple[PartitionZnode, ...]
+    reassign: tuple[tuple[int, ...], ...]
+    preferred: int
+    delete_topics: int
+    isr_changes: int
+    watches: tuple[int, ...]
+
+
+class EventKind(IntEnum):
+    """The controller events the model has (kafka@2.6.x:.../controller/ControllerState.scala, KafkaController.process)."""
+
+    Startup = 0
+    Reelect = 1
+    ControllerChange = 2
+    Expire = 3
+    RegisterBrokerAndReelect = 4
+    BrokerChange = 5
+    IsrChangeNotification = 6
+    ControlledShutdown = 7
+    ReplicaLeaderElection = 8
+    AutoPreferredReplicaLeaderElection = 9
+    ZkPartitionReassignment = 10
+    PartitionReassignmentIsrChange = 11
+    TopicDeletion = 12
+    TopicDeletionStopReplicaResponseReceived = 13
+
+
+class Event(NamedTuple):
+    """A queued controller event; `a` and `b` are its arguments (-1 when unused):
+    ControlledShutdown(a=broker, b=broker epoch), PartitionReassignmentIsrChange(a=partition),
+    TopicDeletionStopReplicaResponseReceived(a=broker, b=partitions bitmask, negative if the
+    request failed)."""
+
+    kind: EventKind
+    a: int = NONE
+    b: int = NONE
+
+
+class RequestKind(IntEnum):
+    LeaderAndIsr = 0
+    UpdateMetadata = 1
+    StopReplica = 2
+
+
+class LeaderAndIsrPartition(NamedTuple):
+    """One partition of a LeaderAndIsr request (`LeaderAndIsrPartitionState`)."""
+
+    partition: int
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    zk_version: int
+    replicas: tuple[int, ...]
+    is_new: bool
+
+
+class StopReplicaPartition(NamedTuple):
+    """One partition of a StopReplica request (KIP-570: with its leader epoch, -2 during deletion)."""
+
+    partition: int
+    leader_epoch: int
+    delete: bool
+
+
+class Request(NamedTuple):
+    """A controller-to-broker request. `partitions` holds `LeaderAndIsrPartition`s or
+    `StopReplicaPartition`s; UpdateMetadata carries none (see docs/model.md: the metadata cache
+    is abstracted to the epoch of the last UpdateMetadata applied)."""
+
+    kind: RequestKind
+    controller_id: int
+    controller_epoch: int
+    broker_epoch: int
+    partitions: tuple = ()
+
+
+class Context(NamedTuple):
+    """A controller's `ControllerContext` (kafka@2.6.x:.../controller/ControllerContext.scala).
+
+    `replica_states[p]` has one state per broker (NonExistentReplica for the brokers that are
+    not replicas). `leadership[p]` is the cached partition state (NO_ZNODE when unknown).
+    `channel` is the set of brokers the ControllerChannelManager has a queue for.
+    """
+
+    epoch: int
+    live: int
+    broker_epochs: tuple[int, ...]
+    shutting_down: int
+    assignment: tuple[tuple[int, ...], ...]
+    adding: tuple[tuple[int, ...], ...]
+    removing: tuple[tuple[int, ...], ...]
+    reassigning: int
+    leadership: tuple[PartitionZnode, ...]
+    partition_states: tuple[PartitionState, ...]
+    replica_states: tuple[tuple[ReplicaState, ...], ...]
+    topics_to_delete: int
+    topics_ineligible: int
+    topics_deletion_started: int
+    channel: int
+
+
+class Replica(NamedTuple):
+    """A broker's view of one partition (the broker-side `Partition`).
+
+    `leader_epoch` is -1 before the first LeaderAndIsr. A leader keeps its ISR and the zkVersion
+    it will write conditionally on; a follower keeps the leader it fetches from. `stopped` after
+    StopReplica(delete=false): the replica neither leads nor fetches.
+    """
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    zk_version: int
+    replicas: tuple[int, ...]
+    stopped: bool
+
+
+NO_REPLICA = Replica(NONE, NONE, (), NONE, (), False)
+
+
+class Shutdown(IntEnum):
+    """Where a broker's controlled shutdown stands (kafka@2.6.x:core/.../server/KafkaServer.scala)."""
+
+    NONE = 0        # not shutting down
+    AWAITING = 1    # ControlledShutdownRequest sent, no answer yet
+    RETRY = 2       # refused, or partitions remain: try again (or give up after the retries)
+    DONE = 3        # the controller moved every led partition away: stop the process
+
+
+class Broker(NamedTuple):
+    up: bool
+    #: The broker still believes its ZooKeeper session is alive (it has not noticed an expiry).
+    connected: bool
+    epoch: int
+    #: The controller module: `activeControllerId == self`, its context, its event queue.
+    active: bool
+    ctx: Context
+    queue: tuple[Event, ...]
+    #: The replica manager: highest controller epoch accepted, epoch of the last UpdateMetadata.
+    controller_epoch: int
+    metadata_epoch: int
+    replicas: tuple[Replica, ...]
+    shutdown: Shutdown
+    shutdown_tries: int
+
+
+class Cluster(NamedTuple):
+    """The state of the whole system."""
+
+    zk: Zk
+    brokers: tuple[Broker, ...]
+    net: tuple[tuple[Request, ...], ...]
+    #: Fault and admin budgets spent so far, one counter per `Budget`.
+    spent: tuple[int, ...]
+    #: History the invariants need and the cluster forgets (`Ghost` bits); 0 unless a rule broke.
+    ghost: int = 0
+
+
+class Budget(IntEnum):
+    """The bounded faults and admin operations (ModelConfig.max_*)."""
+
+    BROKER_CRASHES = 0
+    SESSION_EXPIRIES = 1
+    LEADER_ISR_SHRINKS = 2
+    CONTROLLED_SHUTDOWNS = 3
+    PREFERRED_ELECTIONS = 4
+    REASSIGNMENTS = 5
+    TOPIC_DELETIONS = 6
+    AUTO_REBALANCES = 7
+    CONTROLLER_MOVES = 8
+
+
+class Ghost(IntEnum):
+    """Bits of `Cluster.ghost`: things that happened which no other variable remembers.
+
+    Like a TLA+ history variable, a ghost bit is written only when the event it records happens,
+    so in runs where nothing breaks it stays 0 and splits no states.
+    """
+
+    #: A controller module that was not active added requests to a batch or wrote ZooKeeper (V4).
+    ACTED_WHILE_INACTIVE = 1
+    #: A state machine was asked for a transition its table does not allow (logged and skipped, V9).
+    ILLEGAL_TRANSITION = 2
+
+
+class Edge(NamedTuple):
+    """Observation: a state machine took `frm -> to` (a valid transition, self-loops included)."""
+
+    machine: str
+    frm: IntEnum
+    to: IntEnum
+    partition: int
+    broker: int
+
+
+class Election(NamedTuple):
+    """Observation: a controller elected `chosen` for `partition` with `strategy`.
+
+    `expected` is what Kafka 2.6's algorithm returns for the same inputs (a variant may choose
+    otherwise); `live` are the live-or-shutting-down brokers the controller knew, `online` the
+    live ones not shutting down; `isr` the ISR the election read."""
+
+    partition: int
+    strategy: IntEnum
+    chosen: int
+    expected: int
+    old_leader: int
+    recipients: tuple[int, ...]
+    live: int
+    online: int
+    isr: tuple[int, ...]
+    unclean_allowed: bool
+
+
+def empty_context(brokers: int, partitions: int) -> Context:
+    """The context after `resetContext()`: epoch 0, nothing known (kafka@2.6.x ControllerContext.resetContext)."""
+    none_p = tuple(() for _ in range(partitions))
+    return Context(
+        epoch=0, live=0, broker_epochs=(0,) * brokers, shutting_down=0,
+        assignment=none_p, adding=none_p, removing=none_p, reassigning=0,
+        leadership=(NO_ZNODE,) * partitions,
+        partition_states=(PartitionState.NonExistentPartition,) * partitions,
+        replica_states=((ReplicaState.NonExistentReplica,) * brokers,) * partitions,
+        topics_to_delete=0, topics_ineligible=0, topics_deletion_started=0, channel=0)
+
+
+def bits(mask: int) -> tuple[int, ...]:
+    """The members of a bitmask, ascending."""
+    out = []
+    i = 0
+    while mask:
+        if mask & 1:
+            out.append(i)
+        mask >>= 1
+        i += 1
+    return tuple(out)
+
+
+def mask_of(items) -> int:
+    m = 0
+    for i in items:
+        m |= 1 << i
+    return m
+
+
+def put(t: tuple, i: int, v) -> tuple:
+    """`t` with position `i` replaced by `v`."""
+    return t[:i] + (v,) + t[i + 1:]

@@ -1,0 +1,494 @@
+"""The controller module of one broker processing one event: KafkaController's handlers.
+
+kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala. A `Controller` thaws the
+broker's `Context` into mutable fields, runs the handler of the event at the head of the queue as
+Kafka writes it, and freezes the context back. Handlers start with the `isActive` guard where
+Kafka's do. A controller write that fails the epoch fence raises `ControllerMoved`; as in
+`KafkaController.process`, the rest of the event is abandoned and the controller calls
+`maybeResign`. Abstraction: the requests batched before the exception are discarded (Kafka
+leaves them in the batch, where the next `newBatch` would find them).
+
+Events (`EventKind`) and their handlers:
+
+    Startup                   arm the /controller watch; elect()
+    Reelect                   maybeResign(); elect()
+    ControllerChange          maybeResign()
+    Expire                    resign; the ZooKeeper client then opens a new session and puts
+                              RegisterBrokerAndReelect
+    RegisterBrokerAndReelect  register /brokers/ids/<id> (new broker epoch); Reelect
+    BrokerChange              new, dead and bounced brokers (by broker epoch); onBrokerStartup /
+                              onBrokerFailure
+    IsrChangeNotification     refresh the cache from ZK, UpdateMetadata, maybe finish reassignments,
+                              delete the notifications
+    ControlledShutdown        move leadership off the broker, StopReplica and ISR shrink for the
+                              partitions it follows; answer with the partitions it still leads
+    ReplicaLeaderElection     preferred election for /admin/preferred_replica_election
+    AutoPreferredReplicaLeaderElection   the scheduled rebalance
+    ZkPartitionReassignment, PartitionReassignmentIsrChange   reassignment (reassignment.py)
+    TopicDeletion, TopicDeletionStopReplicaResponseReceived   deletion (topic_deletion.py)
+"""
+
+from __future__ import annotations
+
+from kcm.model.cluster import (
+    CONTROLLER_WATCHES,
+    NO_ZNODE,
+    NONE,
+    PARTITION_STATE_SHIFT,
+    Context,
+    Event,
+    EventKind,
+    Shutdown,
+    Watch,
+    bits,
+    empty_context,
+    mask_of,
+    partition_watch,
+)
+from kcm.model.reassignment import ReassignmentMixin
+from kcm.model.state_machines import RequestBatch, StateMachinesMixin, Strategy
+from kcm.model.states import PartitionState as P
+from kcm.model.states import ReplicaState as R
+from kcm.model.topic_deletion import TopicDeletionMixin
+from kcm.model.world import ControllerMoved, SessionExpired, World
+
+_ALL_PARTITION_WATCHES = ~((1 << PARTITION_STATE_SHIFT) - 1)
+
+
+class KafkaError(Exception):
+    """Any other exception a handler throws (e.g. `None.get`); `process` logs it and moves on."""
+
+
+class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
+    """Broker `me`'s controller module during one step."""
+
+    def __init__(self, w: World, me: int) -> None:
+        self.w = w
+        self.me = me
+        self.flags = w.flags
+        self.batch = RequestBatch()
+        self._thaw(w.brokers[me].ctx)
+        self.active = w.brokers[me].active
+
+    def _thaw(self, ctx: Context) -> None:
+        self.epoch = ctx.epoch
+        self.live = ctx.live
+        self.broker_epochs = list(ctx.broker_epochs)
+        self.shutting_down = ctx.shutting_down
+        self.assignment = list(ctx.assignment)
+        self.adding = list(ctx.adding)
+        self.removing = list(ctx.removing)
+        self.reassigning = ctx.reassigning
+        self.leadership = list(ctx.leadership)
+        self.partition_states = list(ctx.partition_states)
+        self.replica_states = [list(r) for r in ctx.replica_states]
+        self.topics_to_delete = ctx.topics_to_delete
+        self.topics_ineligible = ctx.topics_ineligible
+        self.topics_deletion_started = ctx.topics_deletion_started
+        self.channel = ctx.channel
+
+    def freeze(self) -> None:
+        ctx = Context(self.epoch, self.live, tuple(self.broker_epochs), self.shutting_down,
+                      tuple(self.assignment), tuple(self.adding), tuple(self.removing), self.reassigning,
+                      tuple(self.leadership), tuple(self.partition_states),
+                      tuple(tuple(r) for r in self.replica_states),
+                      self.topics_to_delete, self.topics_ineligible, self.topics_deletion_started, self.channel)
+        broker = self.w.brokers[self.me]
+        self.w.brokers[self.me] = broker._replace(active=self.active, ctx=ctx)
+
+    def live_brokers(self) -> tuple[int, ...]:
+        """`liveOrShuttingDownBrokerIds`."""
+        return bits(self.live)
+
+    # ---- processing one event --------------------------------------------------------------
+
+    def process(self, event: Event) -> None:
+        """`KafkaController.process`: run the handler; ControllerMoved -> maybeResign."""
+        try:
+            try:
+                _HANDLERS[event.kind](self, event)
+            except ControllerMoved:
+                self.batch.clear()
+                self.maybe_resign()
+        except (KafkaError, SessionExpired):
+            self.batch.clear()
+        self.freeze()
+
+    # ---- election, failover, resignation ---------------------------------------------------
+
+    def elect(self) -> None:
+        """`elect()`: if /controller exists, note who it is; else win it with one multi-op."""
+        w = self.w
+        controller = self.zk.controller
+        if controller != NONE:
+            self.active = controller == self.me
+            return
+        # registerControllerAndIncrementControllerEpoch: multi(create ephemeral /controller,
+        # setData /controller_epoch = epoch+1 @ version) (kafka@2.6.x:.../zk/KafkaZkClient.scala)
+        epoch = w.zk.controller_epoch + 1
+        w.zk = w.zk._replace(controller=self.me, controller_epoch=epoch)
+        w.fire_controller_change(deleted=False)
+        if self.flags.controller_epoch_listener:  # V2 (KAFKA-1096): every controller adopts the new epoch
+            for b, broker in enumerate(w.brokers):
+                if b != self.me and broker.active:
+                    w.brokers[b] = broker._replace(ctx=broker.ctx._replace(epoch=epoch))
+        self.epoch = epoch
+        self.active = True
+        self.on_controller_failover()
+
+    def maybe_resign(self) -> None:
+        was_active = self.active
+        self.w.arm(self.me, Watch.CONTROLLER)
+        self.active = self.w.zk.controller == self.me
+        if was_active and not self.active:
+            self.on_controller_resignation()
+
+    def on_controller_resignation(self) -> None:
+        """Unregister the handlers, shut down the channel manager (dropping queued requests), reset the context."""
+        w = self.w
+        w.disarm(self.me, CONTROLLER_WATCHES | (w.zk.watches[self.me] & _ALL_PARTITION_WATCHES))
+        for d in range(w.nb):
+            w.drop_channel(self.me, d)
+        self._thaw(empty_context(w.nb, w.np))
+
+    def on_controller_failover(self) -> None:
+        """`onControllerFailover`, in Kafka's order (reference §3.2)."""
+        w = self.w
+        # 1. register the handlers; the node handlers check existence, which arms their watches
+        w.arm(self.me, Watch.PREFERRED | Watch.REASSIGN)
+        # 2. delete pending ISR-change notifications (getChildren arms the child watch)
+        w.arm(self.me, Watch.ISR_CHANGE)
+        self.delete_isr_change_notifications()
+        # 3. initializeControllerContext
+        w.arm(self.me, Watch.BROKER_IDS)
+        zk = self.zk
+        self.live = mask_of(b for b in range(w.nb) if zk.broker_epochs[b])
+        self.broker_epochs = list(zk.broker_epochs)
+        self.assignment = list(zk.assignment)
+        self.adding = list(zk.adding)
+        self.removing = list(zk.removing)
+        self.reassigning = mask_of(p for p in range(w.np) if zk.adding[p] or zk.removing[p])
+        self.shutting_down = 0
+        self.leadership = [zk.partitions[p] if zk.assignment[p] else NO_ZNODE for p in range(w.np)]
+        self.channel = self.live
+        # 4. topic deletions in progress (getChildren arms the watch)
+        w.arm(self.me, Watch.DELETE_TOPICS)
+        existing = mask_of(t for t in range(w.cfg.topics) if zk.assignment[t * w.ppt])
+        offline_topics = mask_of(w.topic_of(p) for p in range(w.np)
+                                 for r in self.assignment[p] if not self.is_replica_online(r))
+        reassigning_topics = mask_of(w.topic_of(p) for p in bits(self.reassigning))
+        self.init_topic_deletion(zk.delete_topics & existing, offline_topics | reassigning_topics)
+        # 5. UpdateMetadata to every live broker before any LeaderAndIsr
+        self.send_update_metadata(self.live_brokers())
+        # 6. the state machines
+        self.replica_state_machine_startup()
+        self.partition_state_machine_startup()
+        # 7. reassignments, deletions, pending preferred elections
+        self.process_zk_partition_reassignment()
+        self.try_topic_deletion()
+        pending = [p for p in bits(self.zk.preferred)
+                   if self.assignment[p] and self.leadership[p] is not NO_ZNODE
+                   and self.leadership[p].leader != self.assignment[p][0]
+                   and not self.is_topic_queued_for_deletion(w.topic_of(p))]
+        self.on_replica_election(pending, Strategy.PREFERRED, zk_triggered=True)
+
+    def replica_state_machine_startup(self) -> None:
+        """`ReplicaStateMachine.startup`: Online if the broker is online, else DeletionIneligible;
+        then online replicas -> OnlineReplica and the others -> OfflineReplica (2.4+)."""
+        online, offline = [], []
+        for p in range(self.w.np):
+            for b in self.assignment[p]:
+                if self.is_replica_online(b):
+                    self.replica_states[p][b] = R.OnlineReplica
+                    online.append((p, b))
+                else:
+                    self.replica_states[p][b] = R.ReplicaDeletionIneligible
+                    offline.append((p, b))
+        self.handle_replica_state_changes(online, R.OnlineReplica)
+        self.handle_replica_state_changes(offline, R.OfflineReplica)
+
+    def partition_state_machine_startup(self) -> None:
+        """`PartitionStateMachine.startup`: New without leadership info, Online if the leader is
+        online, else Offline; then New and Offline partitions -> OnlinePartition."""
+        for p in range(self.w.np):
+            if not self.assignment[p]:
+                continue
+            z = self.leadership[p]
+            if z is NO_ZNODE:
+                self.partition_states[p] = P.NewPartition
+            elif self.is_replica_online(z.leader):
+                self.partition_states[p] = P.OnlinePartition
+            else:
+                self.partition_states[p] = P.OfflinePartition
+        self.trigger_online_partition_state_change()
+
+    # ---- handlers --------------------------------------------------------------------------
+
+    def on_startup(self, _: Event) -> None:
+        self.w.arm(self.me, Watch.CONTROLLER)
+        self.elect()
+
+    def on_reelect(self, _: Event) -> None:
+        self.maybe_resign()
+        self.elect()
+
+    def on_controller_change(self, _: Event) -> None:
+        self.maybe_resign()
+
+    def on_expire(self, _: Event) -> None:
+        self.active = False
+        self.on_controller_resignation()
+        # The ZooKeeper client creates the new session once Expire is being processed
+        # (`beforeInitializingSession` waits for it), then puts RegisterBrokerAndReelect.
+        w = self.w
+        w.zk = w.zk._replace(session=w.zk.session | 1 << self.me)
+        w.brokers[self.me] = w.brokers[self.me]._replace(connected=True)
+        w.enqueue(self.me, Event(EventKind.RegisterBrokerAndReelect))
+
+    def on_register_broker_and_reelect(self, _: Event) -> None:
+        w = self.w
+        epoch = w.register_broker(self.me)
+        w.brokers[self.me] = w.brokers[self.me]._replace(epoch=epoch)
+        self.on_reelect(_)
+
+    def on_broker_change(self, _: Event) -> None:
+        """`processBrokerChange`: diff the registered brokers against the cache, by id and epoch."""
+        if not self.active and not self.flags.no_is_active_guard:  # V4 removes the guard
+            return
+        w = self.w
+        w.arm(self.me, Watch.BROKER_IDS)
+        zk_epochs = self.zk.broker_epochs
+        current = mask_of(b for b in range(w.nb) if zk_epochs[b])
+        new = current & ~self.live
+        dead = self.live & ~current
+        if self.flags.broker_change_by_id_only:  # V5 (KAFKA-7235): a fast bounce goes unnoticed
+            bounced = 0
+        else:
+            bounced = mask_of(b for b in bits(current & self.live) if zk_epochs[b] > self.broker_epochs[b])
+        for b in bits(bounced | dead):
+            w.drop_channel(self.me, b)  # controllerChannelManager.removeBroker
+        self.channel = (self.channel & ~dead) | new | bounced
+        if new:
+            self._add_live_brokers(new)
+            self.on_broker_startup(new)
+        if bounced:
+            self.live &= ~bounced
+            self.on_broker_failure(bounced)
+            self._add_live_brokers(bounced)
+            self.on_broker_startup(bounced)
+        if dead:
+            self.live &= ~dead
+            for b in bits(dead):
+                self.broker_epochs[b] = 0
+            self.on_broker_failure(dead)
+
+    def _add_live_brokers(self, brokers: int) -> None:
+        self.live |= brokers
+        for b in bits(brokers):
+            self.broker_epochs[b] = self.zk.broker_epochs[b]
+
+    def on_broker_startup(self, new: int) -> None:
+        """`onBrokerStartup` (reference §2.4)."""
+        self.send_update_metadata(bits(self.live & ~new))
+        self.send_update_metadata(bits(new))
+        replicas = self.replicas_on_brokers(new)
+        self.handle_replica_state_changes(replicas, R.OnlineReplica)
+        self.trigger_online_partition_state_change()
+        self.resume_reassignments_for(new)
+        deleting = mask_of(self.w.topic_of(p) for p, _ in replicas if self.is_topic_queued_for_deletion(self.w.topic_of(p)))
+        if deleting:
+            self.resume_deletion_for_topics(deleting)
+
+    def on_broker_failure(self, dead: int) -> None:
+        """`onBrokerFailure`: forget the brokers' shutdown; their replicas become offline."""
+        self.shutting_down &= ~dead
+        self.on_replicas_become_offline(self.replicas_on_brokers(dead))
+
+    def on_replicas_become_offline(self, replicas) -> None:
+        """`onReplicasBecomeOffline` (reference §2.4)."""
+        w = self.w
+        for_deletion = [(p, b) for p, b in replicas if self.is_topic_queued_for_deletion(w.topic_of(p))]
+        others = [(p, b) for p, b in replicas if not self.is_topic_queued_for_deletion(w.topic_of(p))]
+        self.handle_partition_state_changes(self.partitions_with_offline_leader(), P.OfflinePartition)
+        elected = self.trigger_online_partition_state_change()
+        self.handle_replica_state_changes(others, R.OfflineReplica)
+        if for_deletion:
+            self.fail_replica_deletion(for_deletion)
+        if not others and not elected:
+            self.send_update_metadata(self.live_brokers())
+
+    def on_isr_change_notification(self, _: Event) -> None:
+        """`processIsrChangeNotification`."""
+        if not self.active:
+            return
+        w = self.w
+        w.arm(self.me, Watch.ISR_CHANGE)
+        partitions = [p for p in bits(self.zk.isr_changes) if self.assignment[p]]
+        try:
+            if partitions:
+                for p in partitions:  # updateLeaderAndIsrCache
+                    self.leadership[p] = w.zk.partitions[p]
+                self.new_batch()
+                self.add_update_metadata(self.live_brokers())
+                self.send_requests_to_brokers()
+                for p in partitions:
+                    if self.reassigning >> p & 1:
+                        self.maybe_complete_reassignment(p)
+        finally:
+            self.delete_isr_change_notifications()
+
+    def delete_isr_change_notifications(self) -> None:
+        """`deleteIsrChangeNotifications(epochZkVersion)`: fenced; deleting children fires the child watch."""
+        w = self.w
+        if not self.zk.isr_changes:
+            return
+        w.check_epoch(self.me)
+        self.mark_zk_write()
+        w.zk = w.zk._replace(isr_changes=0)
+        w.fire(Watch.ISR_CHANGE, Event(EventKind.IsrChangeNotification))
+
+    def on_controlled_shutdown(self, event: Event) -> None:
+        """`processControlledShutdown`; the answer goes straight back to the requesting broker."""
+        b, broker_epoch = event.a, event.b
+        try:
+            remaining = self.do_controlled_shutdown(b, broker_epoch)
+        except (ControllerMoved, SessionExpired, KafkaError):
+            self.answer_controlled_shutdown(b, broker_epoch, None)  # the callback gets the failure
+            raise
+        self.answer_controlled_shutdown(b, broker_epoch, remaining)
+
+    def do_controlled_shutdown(self, b: int, broker_epoch: int) -> int | None:
+        """`doControlledShutdown`: None when the request is refused, else the partitions `b` still leads."""
+        if not self.active:
+            return None  # ControllerMovedException
+        if broker_epoch < self.broker_epochs[b]:
+            return None  # StaleBrokerEpochException
+        if not self.live >> b & 1:
+            return None  # BrokerNotAvailableException
+        self.shutting_down |= 1 << b
+        w = self.w
+        act_on = [p for p in range(w.np) if b in self.assignment[p] and len(self.assignment[p]) > 1
+                  and self.leadership[p] is not NO_ZNODE and not self.is_topic_queued_for_deletion(w.topic_of(p))]
+        led = [p for p in act_on if self.leadership[p].leader == b]
+        followed = [p for p in act_on if self.leadership[p].leader != b]
+        self.handle_partition_state_changes(led, P.OnlinePartition, Strategy.CONTROLLED_SHUTDOWN)
+        self.new_batch()
+        for p in followed:
+            self.add_stop_replica((b,), p, delete=False)
+        self.send_requests_to_brokers()
+        self.handle_replica_state_changes([(p, b) for p in followed], R.OfflineReplica)
+        return mask_of(p for p in range(w.np) if self.leadership[p] is not NO_ZNODE
+                       and self.leadership[p].leader == b and not self.is_topic_queued_for_deletion(w.topic_of(p)))
+
+    def answer_controlled_shutdown(self, b: int, broker_epoch: int, remaining: int | None) -> None:
+        w = self.w
+        broker = w.brokers[b]
+        if not broker.up or broker.epoch != broker_epoch or broker.shutdown is not Shutdown.AWAITING:
+            return  # the requester is gone (or restarted): nobody reads the answer
+        w.brokers[b] = broker._replace(shutdown=Shutdown.DONE if remaining == 0 else Shutdown.RETRY)
+
+    def on_replica_leader_election(self, _: Event) -> None:
+        """`processReplicaLeaderElection(None, PREFERRED, ZkTriggered)`."""
+        if not self.active:
+            return
+        w = self.w
+        w.arm(self.me, Watch.PREFERRED)
+        if not self.zk.preferred:
+            return
+        partitions = [p for p in bits(self.zk.preferred) if self.assignment[p]
+                      and not self.is_topic_queued_for_deletion(w.topic_of(p))]
+        for p in partitions:
+            if self.leadership[p] is NO_ZNODE:
+                raise KafkaError("partitionLeadershipInfo(partition).get on a partition without a leader")
+        electable = [p for p in partitions if self.leadership[p].leader != self.assignment[p][0]]
+        self.on_replica_election(electable, Strategy.PREFERRED, zk_triggered=True)
+
+    def on_replica_election(self, partitions, strategy: Strategy, zk_triggered: bool) -> None:
+        """`onReplicaElection`; a ZooKeeper-triggered one then deletes the admin znode and re-puts
+        ReplicaLeaderElection so that the exists-watch is set again (KAFKA-6146)."""
+        try:
+            self.handle_partition_state_changes(partitions, P.OnlinePartition, strategy)
+        finally:
+            if zk_triggered:
+                w = self.w
+                if self.zk.preferred:
+                    w.check_epoch(self.me)
+                    self.mark_zk_write()
+                    w.zk = w.zk._replace(preferred=0)
+                    w.fire(Watch.PREFERRED, None)
+                w.enqueue(self.me, Event(EventKind.ReplicaLeaderElection))
+
+    def on_auto_preferred_replica_leader_election(self, _: Event) -> None:
+        """`checkAndTriggerAutoLeaderRebalance` (imbalance above 10%: any partition off its preferred leader)."""
+        if not self.active:
+            return
+        w = self.w
+        candidates = []
+        for p in range(w.np):
+            a = self.assignment[p]
+            z = self.leadership[p]
+            if (not a or z is NO_ZNODE or z.leader == a[0]
+                    or self.is_topic_queued_for_deletion(w.topic_of(p))):
+                continue
+            online = frozenset(bits(self.online_mask()))
+            if (self.is_replica_online(a[0]) and not self.reassigning and a[0] in online and a[0] in z.isr):
+                candidates.append(p)
+        self.on_replica_election(candidates, Strategy.PREFERRED, zk_triggered=False)
+
+    def on_zk_partition_reassignment(self, _: Event) -> None:
+        self.process_zk_partition_reassignment()
+
+    def on_partition_reassignment_isr_change(self, event: Event) -> None:
+        if not self.active:
+            return
+        p = event.a
+        if self.reassigning >> p & 1:
+            self.w.arm(self.me, partition_watch(p))
+            self.maybe_complete_reassignment(p)
+
+    def on_topic_deletion(self, _: Event) -> None:
+        """`processTopicDeletion`."""
+        if not self.active:
+            return
+        w = self.w
+        w.arm(self.me, Watch.DELETE_TOPICS)
+        requested = self.zk.delete_topics
+        existing = mask_of(t for t in range(w.cfg.topics) if any(self.assignment[p] for p in w.partitions_of_topic(t)))
+        if requested & ~existing:
+            self.delete_topic_deletion_znodes(requested & ~existing)
+        topics = requested & existing
+        if topics:
+            reassigning = mask_of(w.topic_of(p) for p in bits(self.reassigning))
+            self.mark_topic_ineligible_for_deletion(topics & reassigning)
+            self.enqueue_topics_for_deletion(topics)
+
+    def on_stop_replica_response(self, event: Event) -> None:
+        """`processTopicDeletionStopReplicaResponseReceived`."""
+        if not self.active:
+            return
+        b, partitions = event.a, event.b
+        failed = partitions < 0
+        replicas = [(p, b) for p in bits(abs(partitions))]
+        if failed:
+            self.fail_replica_deletion(replicas)
+        else:
+            self.complete_replica_deletion(replicas)
+
+
+_HANDLERS = {
+    EventKind.Startup: Controller.on_startup,
+    EventKind.Reelect: Controller.on_reelect,
+    EventKind.ControllerChange: Controller.on_controller_change,
+    EventKind.Expire: Controller.on_expire,
+    EventKind.RegisterBrokerAndReelect: Controller.on_register_broker_and_reelect,
+    EventKind.BrokerChange: Controller.on_broker_change,
+    EventKind.IsrChangeNotification: Controller.on_isr_change_notification,
+    EventKind.ControlledShutdown: Controller.on_controlled_shutdown,
+    EventKind.ReplicaLeaderElection: Controller.on_replica_leader_election,
+    EventKind.AutoPreferredReplicaLeaderElection: Controller.on_auto_preferred_replica_leader_election,
+    EventKind.ZkPartitionReassignment: Controller.on_zk_partition_reassignment,
+    EventKind.PartitionReassignmentIsrChange: Controller.on_partition_reassignment_isr_change,
+    EventKind.TopicDeletion: Controller.on_topic_deletion,
+    EventKind.TopicDeletionStopReplicaResponseReceived: Controller.on_stop_replica_response,
+}
+assert set(_HANDLERS) == set(EventKind), "every event kind has a handler"

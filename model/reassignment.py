@@ -1,0 +1,166 @@
+"""Partition reassignment through `/admin/reassign_partitions`, in Kafka 2.6's phases (KIP-455).
+
+kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala `onPartitionReassignment`.
+RS = current replicas, ORS = original, TRS = target, AR = adding (TRS - ORS), RR = removing
+(ORS - TRS); `/brokers/topics/<t>` persists RS, AR and RR so that a new controller can resume.
+
+    U1-U2  ZK and memory: RS = TRS + ORS, AR, RR; watch the partition's state znode
+    A1-A2  (TRS not yet in the ISR) bump the leader epoch, LeaderAndIsr to ORS and AR;
+           AR -> NewReplica
+    B1-B8  (TRS in the ISR) AR -> Online; RS = TRS in memory; move the leader into TRS (or bump
+           the epoch); RR -> Offline -> DeletionStarted -> DeletionSuccessful -> NonExistent; ZK
+           RS = TRS; remove the partition from /admin/reassign_partitions; UpdateMetadata
+
+Completion is noticed through the partition state znode's data watch
+(PartitionReassignmentIsrChange) or an ISR-change notification.
+"""
+
+from __future__ import annotations
+
+from kcm.model.cluster import NO_ZNODE, Event, EventKind, Watch, bits, partition_watch, put
+from kcm.model.election import LeaderAndIsr
+from kcm.model.states import PartitionState as P
+from kcm.model.states import ReplicaState as R
+from kcm.model.state_machines import Strategy
+
+
+def reassign_to(replicas, adding, removing, target) -> tuple[tuple, tuple, tuple]:
+    """`ReplicaAssignment.reassignTo(target)`: the full replica set is target first, then the origin."""
+    origin = tuple(r for r in replicas if r not in adding)
+    full = tuple(dict.fromkeys(tuple(target) + origin))
+    return full, tuple(r for r in full if r not in origin), tuple(r for r in full if r not in target)
+
+
+class ReassignmentMixin:
+    """Mixed into `kcm.model.controller.Controller`."""
+
+    def target_replicas(self, p: int) -> tuple[int, ...]:
+        return tuple(r for r in self.assignment[p] if r not in self.removing[p])
+
+    def origin_replicas(self, p: int) -> tuple[int, ...]:
+        return tuple(r for r in self.assignment[p] if r not in self.adding[p])
+
+    def process_zk_partition_reassignment(self) -> None:
+        """`processZkPartitionReassignment` (re-arms the exists watch; reads the znode)."""
+        if not self.active:
+            return
+        w = self.w
+        w.arm(self.me, Watch.REASSIGN)
+        requested = [(p, t) for p, t in enumerate(self.zk.reassign) if t]
+        if not requested:
+            return
+        failed = 0
+        for p, target in requested:
+            topic = w.topic_of(p)
+            if self.is_topic_queued_for_deletion(topic) or not self.assignment[p]:
+                failed |= 1 << p  # UNKNOWN_TOPIC_OR_PARTITION
+                continue
+            self.on_partition_reassignment(p, reassign_to(self.assignment[p], self.adding[p], self.removing[p], target))
+        if failed:
+            self.maybe_remove_from_zk_reassignment(lambda p, replicas: failed >> p & 1)
+
+    def on_partition_reassignment(self, p: int, reassignment: tuple) -> None:
+        topic = self.w.topic_of(p)
+        self.mark_topic_ineligible_for_deletion(1 << topic)
+        self.update_current_reassignment(p, reassignment)
+        replicas, adding, removing = reassignment
+        if not self.is_reassignment_complete(p):
+            self.update_leader_epoch_and_send_request(p)                                      # A1
+            for r in adding:                                                                  # A2
+                self.handle_replica_state_changes([(p, r)], R.NewReplica)
+        else:
+            self.handle_replica_state_changes([(p, r) for r in adding], R.OnlineReplica)      # B1
+            target = self.target_replicas(p)
+            self.assignment[p], self.adding[p], self.removing[p] = target, (), ()              # B2
+            self.move_reassigned_partition_leader_if_required(p)                              # B3
+            self.stop_removed_replicas(p, removing)                                           # B4-B5
+            self.update_replica_assignment(p)                                                 # B6
+            self.remove_partition_from_reassigning(p)                                         # B7
+            self.send_update_metadata(self.live_brokers())                                    # B8
+            self.resume_deletion_for_topics(1 << topic)
+
+    def update_current_reassignment(self, p: int, reassignment: tuple) -> None:
+        replicas, adding, removing = reassignment
+        current = (self.assignment[p], self.adding[p], self.removing[p])
+        if current != reassignment:
+            self.assignment[p], self.adding[p], self.removing[p] = replicas, adding, removing
+            self.update_replica_assignment(p)                                                 # U1 (U2 above)
+            unneeded = [r for r in current[0] if r not in replicas]
+            if unneeded:
+                self.stop_removed_replicas(p, unneeded)
+        # PartitionReassignmentIsrChangeHandler: registered here, armed by the read that follows
+        self.w.arm(self.me, partition_watch(p))
+        self.reassigning |= 1 << p
+
+    def is_reassignment_complete(self, p: int) -> bool:
+        if not (self.adding[p] or self.removing[p]):
+            return True
+        znode = self.zk.partitions[p]
+        return znode is not NO_ZNODE and set(self.target_replicas(p)) <= set(znode.isr)
+
+    def maybe_complete_reassignment(self, p: int) -> None:
+        if self.is_reassignment_complete(p):
+            self.on_partition_reassignment(p, (self.assignment[p], self.adding[p], self.removing[p]))
+
+    def update_leader_epoch_and_send_request(self, p: int) -> None:
+        """Bump the leader epoch (no leader or ISR change) and tell ORS and AR (`updateLeaderEpoch`)."""
+        znode = self.zk.partitions[p]
+        if znode is NO_ZNODE or znode.controller_epoch > self.epoch:
+            return  # the reassignment fails; Kafka logs it
+        written = self.write_leader_and_isr(p, LeaderAndIsr(znode.leader, znode.leader_epoch + 1, znode.isr), znode)
+        self.new_batch()
+        self.add_leader_and_isr(self.origin_replicas(p), p, written, is_new=False)
+        self.add_leader_and_isr(self.adding[p], p, written, is_new=True)
+        self.send_requests_to_brokers()
+
+    def move_reassigned_partition_leader_if_required(self, p: int) -> None:
+        leader = self.leadership[p].leader
+        if leader not in self.assignment[p]:
+            self.handle_partition_state_changes([p], P.OnlinePartition, Strategy.REASSIGN)
+        elif self.is_replica_online(leader):
+            self.update_leader_epoch_and_send_request(p)
+        else:
+            self.handle_partition_state_changes([p], P.OnlinePartition, Strategy.REASSIGN)
+
+    def stop_removed_replicas(self, p: int, removed) -> None:
+        replicas = [(p, r) for r in removed]
+        self.handle_replica_state_changes(replicas, R.OfflineReplica)
+        self.handle_replica_state_changes(replicas, R.ReplicaDeletionStarted)
+        self.handle_replica_state_changes(replicas, R.ReplicaDeletionSuccessful)
+        self.handle_replica_state_changes(replicas, R.NonExistentReplica)
+
+    def update_replica_assignment(self, p: int) -> None:
+        """`setTopicAssignmentRaw`, fenced: persist RS, AR, RR of partition `p`."""
+        w = self.w
+        w.check_epoch(self.me)
+        self.mark_zk_write()
+        zk = w.zk
+        w.zk = zk._replace(assignment=put(zk.assignment, p, self.assignment[p]),
+                           adding=put(zk.adding, p, self.adding[p]),
+                           removing=put(zk.removing, p, self.removing[p]))
+
+    def remove_partition_from_reassigning(self, p: int) -> None:
+        self.w.disarm(self.me, partition_watch(p))
+        target = self.assignment[p]
+        self.maybe_remove_from_zk_reassignment(lambda q, replicas: q == p and replicas == target)
+        self.reassigning &= ~(1 << p)
+
+    def maybe_remove_from_zk_reassignment(self, should_remove) -> None:
+        w = self.w
+        reassign = self.zk.reassign
+        if not any(reassign):
+            return
+        updated = tuple(() if t and should_remove(p, t) else t for p, t in enumerate(reassign))
+        w.check_epoch(self.me)
+        self.mark_zk_write()
+        w.zk = w.zk._replace(reassign=updated)
+        if not any(updated):
+            # deletePartitionReassignment, then "Ensure we detect future reassignments"
+            w.fire(Watch.REASSIGN, None)
+            w.enqueue(self.me, Event(EventKind.ZkPartitionReassignment))
+
+    def resume_reassignments_for(self, brokers: int) -> None:
+        """`maybeResumeReassignments`: those whose target includes one of `brokers`."""
+        for p in bits(self.reassigning):
+            if any(brokers >> r & 1 for r in self.target_replicas(p)):
+                self.on_partition_reassignment(p, (self.assignment[p], self.adding[p], self.removing[p]))

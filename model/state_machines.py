@@ -1,0 +1,398 @@
+"""The replica and partition state machines and the request batch, as the controller runs them.
+
+kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala (ZkReplicaStateMachine),
+PartitionStateMachine.scala (ZkPartitionStateMachine) and ControllerChannelManager.scala
+(ControllerBrokerRequestBatch). Every `handle_*_state_changes` is Kafka's
+`newBatch -> doHandleStateChanges -> sendRequestsToBrokers(epoch)`. A transition the table does
+not allow is filtered out and skipped, as Kafka 1.1+ logs it (`logInvalidTransition`); the model
+records that it happened (`Ghost.ILLEGAL_TRANSITION`) so that the NoIllegalTransitionRequested
+invariant can see it.
+
+Replica transitions and their side effects (from Kafka's doc comment, 2.6 code):
+
+    NonExistent -> New            LeaderAndIsr(isNew) to the replica if the partition has a leader
+                                  (fails if the replica is the leader); else only mark
+    New -> Online                 add the replica to the assignment if missing; no request
+    Online,Offline,Ineligible -> Online   LeaderAndIsr to the replica if the partition has a leader
+    * -> Offline                  StopReplica(delete=false); with leadership info: ISR shrink
+                                  (`remove_replica_from_isr`) and LeaderAndIsr to the other
+                                  replicas unless the topic is being deleted; without: UpdateMetadata
+    Offline -> DeletionStarted    StopReplica(delete=true)
+    DeletionStarted -> Successful/Ineligible, Offline -> Ineligible   mark only
+    Successful -> NonExistent     remove the replica from the assignment
+
+Partition transitions:
+
+    NonExistent -> New            mark only
+    New -> Online                 first live replica leads, ISR = live replicas, epoch 0; create the
+                                  state znode (fenced); LeaderAndIsr(isNew) to the ISR
+    Online,Offline -> Online      re-read the znode; abort if a newer controller wrote it; elect
+                                  with the given strategy; conditional, fenced write; LeaderAndIsr
+    * -> Offline, Offline -> NonExistent   mark only
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from kcm.model.cluster import (
+    NO_ZNODE,
+    NONE,
+    Edge,
+    Election,
+    Ghost,
+    LeaderAndIsrPartition,
+    PartitionZnode,
+    Request,
+    RequestKind,
+    StopReplicaPartition,
+    bits,
+)
+from kcm.model.election import (
+    EPOCH_DURING_DELETE,
+    LeaderAndIsr,
+    controlled_shutdown_leader_election_isr_order,
+    leader_for_controlled_shutdown,
+    leader_for_offline,
+    leader_for_preferred_replica,
+    leader_for_reassign,
+    remove_replica_from_isr,
+)
+from kcm.model.states import PartitionState as P
+from kcm.model.states import ReplicaState as R
+from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE
+
+
+class Strategy(IntEnum):
+    """`PartitionLeaderElectionStrategy` (kafka@2.6.x:.../controller/PartitionStateMachine.scala)."""
+
+    OFFLINE = 0
+    OFFLINE_ALLOW_UNCLEAN = 1
+    REASSIGN = 2
+    PREFERRED = 3
+    CONTROLLED_SHUTDOWN = 4
+
+
+class RequestBatch:
+    """`ControllerBrokerRequestBatch`: requests collected during one state change, sent together."""
+
+    __slots__ = ("lair", "um", "stop")
+
+    def __init__(self) -> None:
+        self.lair: dict[int, dict[int, LeaderAndIsrPartition]] = {}
+        self.um: set[int] = set()
+        self.stop: dict[int, dict[int, StopReplicaPartition]] = {}
+
+    def is_empty(self) -> bool:
+        return not (self.lair or self.um or self.stop)
+
+    def clear(self) -> None:
+        self.lair.clear()
+        self.um.clear()
+        self.stop.clear()
+
+
+class StateMachinesMixin:
+    """The two state machines and the batch; mixed into `kcm.model.controller.Controller`."""
+
+    # ---- the request batch -----------------------------------------------------------------
+
+    def new_batch(self) -> None:
+        # Kafka throws IllegalStateException here when the previous batch was not sent; the model
+        # discards a batch interrupted by ControllerMoved, so a batch is always empty here.
+        assert self.batch.is_empty(), "newBatch on a non-empty batch"
+
+    def add_leader_and_isr(self, brokers, p: int, znode: PartitionZnode, is_new: bool) -> None:
+        """`addLeaderAndIsrRequestForBrokers`: also UpdateMetadata to every live-or-shutting-down broker."""
+        replicas = self.assignment[p]
+        for b in brokers:
+            if b < 0:
+                continue
+            per = self.batch.lair.setdefault(b, {})
+            already_new = p in per and per[p].is_new
+            per[p] = LeaderAndIsrPartition(p, znode.leader, znode.leader_epoch, znode.isr, znode.version,
+                                           replicas, is_new or already_new)
+        self.add_update_metadata(bits(self.live))
+
+    def add_update_metadata(self, brokers) -> None:
+        self.batch.um.update(b for b in brokers if b >= 0)
+
+    def add_stop_replica(self, brokers, p: int, delete: bool) -> None:
+        """`addStopReplicaRequestForBrokers`: the leader epoch, or -2 if the topic is being deleted (KIP-570)."""
+        if self.topics_to_delete >> self.w.topic_of(p) & 1:
+            epoch = EPOCH_DURING_DELETE
+        else:
+            epoch = self.leadership[p].leader_epoch  # NONE (-1) without leadership info
+        for b in brokers:
+            if b < 0:
+                continue
+            per = self.batch.stop.setdefault(b, {})
+            already_delete = p in per and per[p].delete
+            per[p] = StopReplicaPartition(p, epoch, delete or already_delete)
+
+    def send_requests_to_brokers(self) -> None:
+        """`sendRequestsToBrokers(epoch)`: LeaderAndIsr, then UpdateMetadata, then StopReplica,
+        only to live-or-shutting-down brokers, through the channel (dropped if it has no queue)."""
+        batch = self.batch
+        if batch.is_empty():
+            return
+        if not self.active:
+            self.w.ghost |= Ghost.ACTED_WHILE_INACTIVE
+        live = self.live
+        for kind, per_broker in ((RequestKind.LeaderAndIsr, batch.lair), (RequestKind.UpdateMetadata, batch.um),
+                                 (RequestKind.StopReplica, batch.stop)):
+            for b in sorted(per_broker):
+                if not live >> b & 1:
+                    continue
+                parts = tuple(per_broker[b][p] for p in sorted(per_broker[b])) if isinstance(per_broker, dict) else ()
+                request = Request(kind, self.me, self.epoch, self.broker_epochs[b], parts)
+                if self.channel >> b & 1:
+                    self.w.send(self.me, b, request)
+        batch.clear()
+
+    def send_update_metadata(self, brokers) -> None:
+        """`sendUpdateMetadataRequest(brokers, partitions)`."""
+        self.new_batch()
+        self.add_update_metadata(brokers)
+        self.send_requests_to_brokers()
+
+    # ---- helpers on the context ------------------------------------------------------------
+
+    @property
+    def zk(self):
+        """ZooKeeper as this controller reads it (raises SessionExpired for a zombie)."""
+        return self.w.zk_of(self.me)
+
+    def is_replica_online(self, b: int, include_shutting_down: bool = False) -> bool:
+        if not self.live >> b & 1:
+            return False
+        return include_shutting_down or not self.shutting_down >> b & 1
+
+    def online_mask(self) -> int:
+        return self.live & ~self.shutting_down
+
+    def is_topic_queued_for_deletion(self, t: int) -> bool:
+        return bool(self.topics_to_delete >> t & 1)
+
+    def _invalid(self, table, frm, to, p: int, b: int = -1) -> bool:
+        if table.is_valid_transition(frm, to):
+            self.w.obs.append(Edge(table.name, frm, to, p, b))
+            return False
+        self.w.ghost |= Ghost.ILLEGAL_TRANSITION
+        return True
+
+    # ---- the replica state machine ---------------------------------------------------------
+
+    def handle_replica_state_changes(self, replicas, target: R) -> None:
+        """`ReplicaStateMachine.handleStateChanges(replicas, target)`; replicas are (partition, broker)."""
+        if not replicas:
+            return
+        self.new_batch()
+        # Kafka groups by broker id (`replicas.groupBy(_.replica)`) and handles each group.
+        by_broker: dict[int, list[int]] = {}
+        for p, b in replicas:
+            by_broker.setdefault(b, []).append(p)
+        for b in sorted(by_broker):
+            self._do_handle_replica_state_changes(b, by_broker[b], target)
+        self.send_requests_to_brokers()
+
+    def _do_handle_replica_state_changes(self, b: int, partitions: list[int], target: R) -> None:
+        rs = self.replica_states
+        valid = [p for p in partitions if not self._invalid(REPLICA_TABLE, rs[p][b], target, p, b)]
+        if target is R.NewReplica:
+            for p in valid:
+                leadership = self.leadership[p]
+                if leadership is not NO_ZNODE:
+                    if leadership.leader == b:
+                        continue  # StateChangeFailedException: the replica is the leader
+                    self.add_leader_and_isr((b,), p, leadership, is_new=True)
+                rs[p][b] = R.NewReplica
+        elif target is R.OnlineReplica:
+            for p in valid:
+                if rs[p][b] is R.NewReplica:
+                    if b not in self.assignment[p]:
+                        self.assignment[p] = self.assignment[p] + (b,)
+                elif self.leadership[p] is not NO_ZNODE:
+                    self.add_leader_and_isr((b,), p, self.leadership[p], is_new=False)
+                rs[p][b] = R.OnlineReplica
+        elif target is R.OfflineReplica:
+            for p in valid:
+                self.add_stop_replica((b,), p, delete=False)
+            with_info = [p for p in valid if self.leadership[p] is not NO_ZNODE]
+            without_info = [p for p in valid if self.leadership[p] is NO_ZNODE]
+            for p, znode in self.remove_replicas_from_isr(b, with_info).items():
+                if not self.is_topic_queued_for_deletion(self.w.topic_of(p)):
+                    recipients = tuple(r for r in self.assignment[p] if r != b)
+                    self.add_leader_and_isr(recipients, p, znode, is_new=False)
+                rs[p][b] = R.OfflineReplica
+            if not self.flags.offline_replica_needs_leadership:  # V9 (KAFKA-6650) leaves these as they were
+                for p in without_info:
+                    self.add_update_metadata(bits(self.live))
+                    rs[p][b] = R.OfflineReplica
+        elif target is R.ReplicaDeletionStarted:
+            for p in valid:
+                rs[p][b] = R.ReplicaDeletionStarted
+                self.add_stop_replica((b,), p, delete=True)
+        elif target in (R.ReplicaDeletionIneligible, R.ReplicaDeletionSuccessful):
+            for p in valid:
+                rs[p][b] = target
+        elif target is R.NonExistentReplica:
+            for p in valid:
+                self.assignment[p] = tuple(r for r in self.assignment[p] if r != b)
+                self.adding[p] = tuple(r for r in self.adding[p] if r != b)
+                self.removing[p] = tuple(r for r in self.removing[p] if r != b)
+                rs[p][b] = R.NonExistentReplica
+
+    def remove_replicas_from_isr(self, b: int, partitions: list[int]) -> dict[int, PartitionZnode]:
+        """`removeReplicasFromIsr`: re-read each znode; shrink the ISR of those that contain `b`.
+
+        Returns the partitions whose state is settled (shrunk, or `b` was not in the ISR), as Kafka
+        does; a partition whose znode is missing or was written by a newer controller fails, and
+        its replica keeps its state."""
+        done: dict[int, PartitionZnode] = {}
+        zk_partitions = self.zk.partitions
+        for p in partitions:
+            znode = zk_partitions[p]
+            if znode is NO_ZNODE or znode.controller_epoch > self.epoch:
+                continue
+            if b not in znode.isr:
+                cached = znode._replace(controller_epoch=self.epoch)
+                self.leadership[p] = cached
+                done[p] = cached
+                continue
+            old = LeaderAndIsr(znode.leader, znode.leader_epoch, znode.isr)
+            new = remove_replica_from_isr(old, b, keep_sole_member=not self.flags.isr_shrink_empties)
+            written = self.write_leader_and_isr(p, new, znode)
+            done[p] = written
+        return done
+
+    def write_leader_and_isr(self, p: int, new: LeaderAndIsr, read: PartitionZnode) -> PartitionZnode:
+        """`updateLeaderAndIsr`: fenced, conditional on the version read (in one event the read
+        is always current, so Kafka's BADVERSION retry loop never turns)."""
+        self.w.check_epoch(self.me)
+        self.mark_zk_write()
+        znode = PartitionZnode(new.leader, new.leader_epoch, tuple(new.isr), self.epoch, read.version + 1)
+        self.w.set_partition_state(p, znode)
+        self.leadership[p] = znode
+        return znode
+
+    def mark_zk_write(self) -> None:
+        if not self.active:
+            self.w.ghost |= Ghost.ACTED_WHILE_INACTIVE
+
+    # ---- the partition state machine -------------------------------------------------------
+
+    def handle_partition_state_changes(self, partitions, target: P, strategy: Strategy | None = None) -> dict:
+        """`PartitionStateMachine.handleStateChanges`; returns {partition: new znode} of successful elections."""
+        if not partitions:
+            return {}
+        self.new_batch()
+        result = self._do_handle_partition_state_changes(list(partitions), target, strategy)
+        self.send_requests_to_brokers()
+        return result
+
+    def _do_handle_partition_state_changes(self, partitions: list[int], target: P, strategy) -> dict:
+        ps = self.partition_states
+        valid = [p for p in partitions if not self._invalid(PARTITION_TABLE, ps[p], target, p)]
+        if target is P.NewPartition:
+            for p in valid:
+                ps[p] = P.NewPartition
+            return {}
+        if target is P.OnlinePartition:
+            uninitialized = [p for p in valid if ps[p] is P.NewPartition]
+            to_elect = [p for p in valid if ps[p] in (P.OfflinePartition, P.OnlinePartition)]
+            for p in self.initialize_leader_and_isr(uninitialized):
+                ps[p] = P.OnlinePartition
+            if not to_elect:
+                return {}
+            results = self.elect_leader_for_partitions(to_elect, strategy)
+            for p in results:
+                ps[p] = P.OnlinePartition
+            return results
+        for p in valid:  # Offline, NonExistent: mark only
+            ps[p] = target
+        return {}
+
+    def initialize_leader_and_isr(self, partitions: list[int]) -> list[int]:
+        """`initializeLeaderAndIsrForPartitions`: New -> Online."""
+        done = []
+        for p in partitions:
+            live = tuple(r for r in self.assignment[p] if self.is_replica_online(r))
+            if not live:
+                continue  # "No replica is alive": the partition stays New
+            if self.zk.partitions[p] is not NO_ZNODE:
+                continue  # NODEEXISTS: logged as a failed state change
+            self.w.check_epoch(self.me)
+            self.mark_zk_write()
+            znode = PartitionZnode(live[0], 0, live, self.epoch, 0)
+            self.w.set_partition_state(p, znode)
+            self.leadership[p] = znode
+            self.add_leader_and_isr(znode.isr, p, znode, is_new=True)
+            done.append(p)
+        return done
+
+    def elect_leader_for_partitions(self, partitions: list[int], strategy: Strategy) -> dict[int, PartitionZnode]:
+        """`electLeaderForPartitions` / `doElectLeaderForPartitions`."""
+        assert strategy is not None, "Election strategy is a required field when the target state is OnlinePartition"
+        results: dict[int, PartitionZnode] = {}
+        online = self.online_mask()
+        online_set = frozenset(bits(online))
+        for p in partitions:
+            znode = self.zk.partitions[p]
+            if znode is NO_ZNODE or znode.controller_epoch > self.epoch:
+                continue  # NONODE, or "written by another controller ... soft failure": abort
+            current = LeaderAndIsr(znode.leader, znode.leader_epoch, znode.isr)
+            assignment = self.assignment[p]
+            unclean = False
+            if strategy in (Strategy.OFFLINE, Strategy.OFFLINE_ALLOW_UNCLEAN):
+                # collectUncleanLeaderElectionState: the topic config is read only when needed
+                unclean = strategy is Strategy.OFFLINE_ALLOW_UNCLEAN or self.w.cfg.unclean_election
+                election = expected = leader_for_offline(assignment, current, online_set, unclean)
+            elif strategy is Strategy.REASSIGN:
+                target = tuple(r for r in assignment if r not in self.removing[p])
+                election = expected = leader_for_reassign(target, current, online_set)
+            elif strategy is Strategy.PREFERRED:
+                election = expected = leader_for_preferred_replica(assignment, current, online_set)
+            else:
+                live_set, shutting_set = frozenset(bits(self.live)), frozenset(bits(self.shutting_down))
+                expected = leader_for_controlled_shutdown(assignment, current, live_set, shutting_set)
+                election = expected
+                if self.flags.shutdown_election_isr_order:  # V7 (KAFKA-3670)
+                    election = leader_for_controlled_shutdown(assignment, current, live_set, shutting_set,
+                                                              algorithm=controlled_shutdown_leader_election_isr_order)
+                if self.flags.shutdown_recipients_exclude_shutting:  # V8 (KAFKA-7482)
+                    election = election.__class__(election.leader_and_isr,
+                                                  tuple(r for r in assignment if r in online_set), election.unclean)
+            if election.leader_and_isr is None:
+                continue  # StateChangeFailedException: the partition keeps its state
+            self.w.obs.append(Election(
+                p, strategy, election.leader_and_isr.leader,
+                expected.leader_and_isr.leader if expected.leader_and_isr is not None else NONE,
+                znode.leader, tuple(election.recipients), self.live, online, znode.isr, unclean))
+            written = self.write_leader_and_isr(p, election.leader_and_isr, znode)
+            self.add_leader_and_isr(election.recipients, p, written, is_new=False)
+            results[p] = written
+        return results
+
+    def trigger_online_partition_state_change(self) -> dict:
+        """`triggerOnlinePartitionStateChange`: New and Offline partitions of topics not being deleted."""
+        ps = self.partition_states
+        partitions = [p for p in range(self.w.np)
+                      if ps[p] in (P.NewPartition, P.OfflinePartition)
+                      and not self.is_topic_queued_for_deletion(self.w.topic_of(p))]
+        return self.handle_partition_state_changes(partitions, P.OnlinePartition, Strategy.OFFLINE)
+
+    def replicas_on_brokers(self, brokers: int) -> list[tuple[int, int]]:
+        """`replicasOnBrokers`: (partition, broker) for every assigned replica on `brokers`."""
+        return [(p, b) for p in range(self.w.np) for b in self.assignment[p] if brokers >> b & 1]
+
+    def partitions_with_offline_leader(self) -> list[int]:
+        """`partitionsWithOfflineLeader`: not being deleted, leader not online."""
+        out = []
+        for p in range(self.w.np):
+            z = self.leadership[p]
+            if (z is not NO_ZNODE and not self.is_topic_queued_for_deletion(self.w.topic_of(p))
+                    and not self.is_replica_online(z.leader)):
+                out.append(p)
+        return out
+

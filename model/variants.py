@@ -1,0 +1,95 @@
+"""Historical controller bugs, as named variants of the model (reference: "Historical bugs", V1-V9).
+
+Each variant is a flag that puts back exactly the rule the bug had, in the model and in the
+implementation alike, and names the invariant it must break. The model without a variant is Kafka
+2.6 and breaks nothing. The variants are first-class citizens, like `Kip101`/`Kip320` next to
+`KafkaReplication` in hachikuji/kafka-specification: tests assert, for each, which invariant the
+explorer finds violated and the length of the shortest counterexample.
+
+Some bugs need an action the healthy presets do not enable (an admin forcing a controller move
+for V4, a fast restart for V5); the variant's preset (`kcm/presets/v*.toml`) enables it. The
+bug itself is only the flag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    jira: str
+    fixed_in: str
+    changes: str
+    breaks: str
+    preset: str
+
+
+_VARIANTS = (
+    Variant("V1", "KAFKA-532", "0.8.0",
+            "brokers apply requests from any controller epoch (no STALE_CONTROLLER_EPOCH check)",
+            "StaleControllerRejected", "v1"),
+    Variant("V2", "KAFKA-1096", "0.8.2.0",
+            "every active controller module adopts /controller_epoch when it changes (ControllerEpochListener)",
+            "UniqueEpochSender", "v2"),
+    Variant("V3", "KAFKA-6082", "2.1.0",
+            "controller ZooKeeper writes are not fenced by the /controller_epoch zkVersion CheckOp",
+            "ZkWritesFenced", "v3"),
+    Variant("V4", "KAFKA-4447", "0.10.2.0",
+            "the BrokerChange handler runs without the isActive guard",
+            "OnlyActiveControllerActs", "v4"),
+    Variant("V5", "KAFKA-7235", "2.2.0",
+            "BrokerChange compares broker ids only (no bounce detection) and brokers ignore the broker epoch",
+            "NoStaleBrokerEpochApplied", "v5"),
+    Variant("V6", "KAFKA-708", "0.8.0 / 1.1.0",
+            "the controller's ISR shrink removes the last ISR member too",
+            "IsrNonEmpty", "v6"),
+    Variant("V7", "KAFKA-3670", "0.10.1.0",
+            "controlled-shutdown election picks the first ISR member not shutting down, without a liveness filter",
+            "ElectionRuleConformance", "v7"),
+    Variant("V8", "KAFKA-7482", "2.1.0",
+            "controlled-shutdown LeaderAndIsr recipients exclude the shutting-down brokers",
+            "DeposedLeaderNotified", "v8"),
+    Variant("V9", "KAFKA-6650", "2.0.0",
+            "OfflineReplica only moves replicas of partitions with leadership info",
+            "NoIllegalTransitionRequested", "v9"),
+)
+
+#: The variants by name.
+VARIANTS = MappingProxyType({v.name: v for v in _VARIANTS})
+
+
+@dataclass(frozen=True, slots=True)
+class Flags:
+    """The rules a variant changes, resolved once per config (all False: Kafka 2.6)."""
+
+    no_broker_controller_epoch_check: bool = False   # V1
+    controller_epoch_listener: bool = False          # V2
+    no_zk_epoch_fence: bool = False                  # V3
+    no_is_active_guard: bool = False                 # V4
+    broker_change_by_id_only: bool = False           # V5
+    isr_shrink_empties: bool = False                 # V6
+    shutdown_election_isr_order: bool = False        # V7
+    shutdown_recipients_exclude_shutting: bool = False  # V8
+    offline_replica_needs_leadership: bool = False   # V9
+
+
+_FLAGS = {
+    "": Flags(),
+    "V1": Flags(no_broker_controller_epoch_check=True),
+    "V2": Flags(controller_epoch_listener=True),
+    "V3": Flags(no_zk_epoch_fence=True),
+    "V4": Flags(no_is_active_guard=True),
+    "V5": Flags(broker_change_by_id_only=True),
+    "V6": Flags(isr_shrink_empties=True),
+    "V7": Flags(shutdown_election_isr_order=True),
+    "V8": Flags(shutdown_recipients_exclude_shutting=True),
+    "V9": Flags(offline_replica_needs_leadership=True),
+}
+
+
+def flags_for(variant: str) -> Flags:
+    """The flags of `variant` ("" for none); an unknown name raises KeyError."""
+    return _FLAGS[variant]

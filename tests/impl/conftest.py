@@ -1,0 +1,204 @@
+"""Fixtures for the ZooKeeper layer: an embedded server, a real one, and one `backend` over both.
+
+The real server is Debian's `zookeeper` package, started once per test session, standalone, on a
+free loopback port, with its data in a temporary folder, and killed (its whole process group)
+afterwards. If the package or Java is missing the fixture *fails*: the integration tests are part
+of `make test`, which installs the package (`scripts/sysdeps.sh`).
+
+`backend` runs a test on both servers. Each real-server test gets its own chroot, so tests never
+see each other's znodes. Two helpers hide the one real difference, asynchrony:
+
+* `backend.settle(zk)` returns once every watch event caused by the writes already answered has
+  reached `zk`'s callbacks (ZooKeeper delivers a client's events in order, so it writes a marker
+  znode under a watch and waits for that event). On the embedded server, delivery is immediate.
+* `backend.expire(zk)` makes the server expire `zk`'s session and returns once `zk` knows.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kcm.impl.zk.kazoo_backend import KazooZooKeeper, expire_session
+from kcm.impl.zk.memory import MemoryZooKeeperServer
+from kcm.impl.zk.protocol import EventType, WatchedEvent, ZooKeeper
+
+JAVA_DIR = Path("/usr/share/java")
+ZOOKEEPER_HOME = Path("/usr/share/zookeeper")
+ZOOKEEPER_JAR = JAVA_DIR / "zookeeper.jar"
+STARTUP_DEADLINE_S = 60   # a cold JVM on a loaded CI machine; a warm start takes under a second
+WAIT_S = 20               # upper bound for an event that is certainly coming
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _classpath() -> str:
+    # zookeeper.jar's manifest names its dependencies (/usr/share/java/...); add the jute jar and an
+    # slf4j binding so the server logs to our log file instead of warning about a missing binding.
+    jars = [ZOOKEEPER_JAR, JAVA_DIR / "zookeeper-jute.jar", JAVA_DIR / "slf4j-api.jar",
+            JAVA_DIR / "slf4j-simple.jar", *sorted(ZOOKEEPER_HOME.glob("**/*.jar"))]
+    return os.pathsep.join(str(j) for j in jars if j.exists())
+
+
+def _answers_ruok(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+            s.sendall(b"ruok")
+            return s.recv(4) == b"imok"
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def zookeeper_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A standalone ZooKeeper on loopback for the whole test session; yields 'host:port'."""
+    java = shutil.which("java") or "/usr/bin/java"
+    if not ZOOKEEPER_JAR.exists() or not os.access(java, os.X_OK):
+        pytest.fail(f"ZooKeeper is not installed ({ZOOKEEPER_JAR} or java missing): install the Debian "
+                    "package `zookeeper` (`make test` does it through scripts/sysdeps.sh)", pytrace=False)
+    work = tmp_path_factory.mktemp("zookeeper")
+    port = free_port()
+    config = work / "zoo.cfg"
+    config.write_text(f"tickTime=500\ndataDir={work / 'data'}\nclientPort={port}\nclientPortAddress=127.0.0.1\n"
+                      "admin.enableServer=false\n4lw.commands.whitelist=ruok\nmaxClientCnxns=0\n")
+    log = (work / "zookeeper.log").open("wb")
+    process = subprocess.Popen(
+        [java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", _classpath(),
+         "-Dzookeeper.jmx.log4j.disable=true", "org.apache.zookeeper.server.quorum.QuorumPeerMain", str(config)],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + STARTUP_DEADLINE_S
+        while not _answers_ruok(port):
+            if process.poll() is not None or time.monotonic() > deadline:
+                tail = (work / "zookeeper.log").read_text(errors="replace")[-2000:]
+                pytest.fail(f"ZooKeeper did not start on 127.0.0.1:{port} (exit {process.poll()}); log:\n{tail}",
+                            pytrace=False)
+            time.sleep(0.05)
+        yield f"127.0.0.1:{port}"
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=10)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            process.wait()
+        log.close()
+
+
+class Recorder:
+    """A watch callback (or session listener) that records what it receives, thread-safely."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: list = []
+
+    def __call__(self, item) -> None:
+        with self._lock:
+            self._items.append(item)
+
+    @property
+    def events(self) -> list:
+        with self._lock:
+            return list(self._items)
+
+
+class MemoryBackend:
+    name = "memory"
+
+    def __init__(self) -> None:
+        self.server = MemoryZooKeeperServer()
+
+    def connect(self) -> ZooKeeper:
+        return self.server.connect()
+
+    def expire(self, zk: ZooKeeper) -> None:
+        self.server.expire_session(zk.session_id)
+
+    def settle(self, zk: ZooKeeper) -> None:
+        pass   # immediate delivery: callbacks have run before the write returned
+
+    def close(self) -> None:
+        pass
+
+
+class RealBackend:
+    name = "zookeeper"
+
+    def __init__(self, hosts: str) -> None:
+        self.hosts = hosts
+        self.chroot = f"/test-{uuid.uuid4().hex[:12]}"
+        self._clients: list[KazooZooKeeper] = []
+        admin = KazooZooKeeper.connect(hosts)
+        try:
+            admin.create(self.chroot)
+        finally:
+            admin.close()
+
+    def connect(self) -> ZooKeeper:
+        zk = KazooZooKeeper.connect(self.hosts + self.chroot)
+        self._clients.append(zk)
+        return zk
+
+    def expire(self, zk: ZooKeeper) -> None:
+        assert isinstance(zk, KazooZooKeeper)
+        expire_session(zk, timeout=WAIT_S)
+
+    def settle(self, zk: ZooKeeper) -> None:
+        arrived = threading.Event()
+        marker = f"/settle-{uuid.uuid4().hex[:12]}"
+
+        def on_marker(event: WatchedEvent) -> None:
+            if event.type is EventType.CREATED:
+                arrived.set()
+
+        assert zk.exists(marker, on_marker) is None
+        zk.create(marker)
+        assert arrived.wait(WAIT_S), f"the marker event for {marker} never arrived"
+        zk.delete(marker)
+
+    def close(self) -> None:
+        for zk in self._clients:
+            zk.close()
+
+
+@pytest.fixture
+def memory_backend() -> Iterator[MemoryBackend]:
+    backend = MemoryBackend()
+    yield backend
+    backend.close()
+
+
+@pytest.fixture
+def real_backend(zookeeper_hosts: str) -> Iterator[RealBackend]:
+    backend = RealBackend(zookeeper_hosts)
+    yield backend
+    backend.close()
+
+
+@pytest.fixture(params=["memory", "zookeeper"])
+def backend(request: pytest.FixtureRequest) -> MemoryBackend | RealBackend:
+    """The same test on the embedded server and on a real ZooKeeper."""
+    return request.getfixturevalue("memory_backend" if request.param == "memory" else "real_backend")
+
+
+@pytest.fixture
+def make_recorder() -> type[Recorder]:
+    """`make_recorder()` -> a new `Recorder` (conftest is not importable under importlib mode)."""
+    return Recorder
