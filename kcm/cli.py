@@ -12,10 +12,10 @@ import sys
 import click
 
 from kcm import __version__
-from kcm.commands import check, diagram
+from kcm.commands import check, diagram, prove, trace
 from kcm.errors import EXIT_INCOMPLETE, EXIT_USAGE, KcmError
 
-COMMANDS = (check.command, diagram.command)
+COMMANDS = (check.command, diagram.command, trace.command, prove.command)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -5,7 +5,7 @@ session, `BrokerNoticeExpiry`, `ControllerProcessEvent`, `NetworkDeliver`, `Lead
 `BrokerShutdown` (finishing a controlled shutdown). Faults and admin operations, each bounded by
 the config: `BrokerCrash`, `ZkSessionExpire` of a live broker, `LeaderShrinkIsr`,
 `BrokerRequestControlledShutdown`, `AdminPreferredElection`, `AdminReassign`, `AdminDeleteTopic`,
-`AdminMoveController`, `SchedulerAutoRebalance`.
+`AdminCreateTopic`, `AdminMoveController`, `SchedulerAutoRebalance`.
 
 Watch notifications have no action of their own: ZooKeeper notifies the watcher in the same step
 as the write that fires the watch, and the watcher's ZooKeeper client thread only enqueues a
@@ -118,6 +118,13 @@ class AdminDeleteTopic:
 
 
 @dataclass(frozen=True, slots=True)
+class AdminCreateTopic:
+    """An admin creates topic `topic` again (`/brokers/topics/<t>` with Kafka's default spread)."""
+
+    topic: int
+
+
+@dataclass(frozen=True, slots=True)
 class AdminMoveController:
     """An operator deletes `/controller` to force a controller re-election."""
 
@@ -132,9 +139,9 @@ class SchedulerAutoRebalance:
 Action = (BrokerStart | BrokerCrash | ZkSessionExpire | BrokerNoticeExpiry | ControllerProcessEvent
           | NetworkDeliver | LeaderShrinkIsr | LeaderExpandIsr | BrokerRequestControlledShutdown
           | BrokerShutdown | AdminPreferredElection | AdminReassign | AdminDeleteTopic
-          | AdminMoveController | SchedulerAutoRebalance)
+          | AdminCreateTopic | AdminMoveController | SchedulerAutoRebalance)
 
 ALL_ACTIONS = (BrokerStart, BrokerCrash, ZkSessionExpire, BrokerNoticeExpiry, ControllerProcessEvent,
                NetworkDeliver, LeaderShrinkIsr, LeaderExpandIsr, BrokerRequestControlledShutdown,
-               BrokerShutdown, AdminPreferredElection, AdminReassign, AdminDeleteTopic, AdminMoveController,
+               BrokerShutdown, AdminPreferredElection, AdminReassign, AdminDeleteTopic, AdminCreateTopic, AdminMoveController,
                SchedulerAutoRebalance)

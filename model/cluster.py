@@ -60,10 +60,12 @@ class Watch(IntEnum):
     ISR_CHANGE = 8        # child watch on /isr_change_notification (IsrChangeNotificationHandler)
     PREFERRED = 16        # exists watch on /admin/preferred_replica_election
     REASSIGN = 32         # exists watch on /admin/reassign_partitions (PartitionReassignmentHandler)
+    TOPICS = 64           # child watch on /brokers/topics (TopicChangeHandler)
 
 
 #: The controller's watches (everything but /controller), dropped at resignation.
-CONTROLLER_WATCHES = Watch.BROKER_IDS | Watch.DELETE_TOPICS | Watch.ISR_CHANGE | Watch.PREFERRED | Watch.REASSIGN
+CONTROLLER_WATCHES = (Watch.BROKER_IDS | Watch.DELETE_TOPICS | Watch.ISR_CHANGE | Watch.PREFERRED | Watch.REASSIGN
+                      | Watch.TOPICS)
 #: Bit of the data watch on partition `p`'s state znode (PartitionReassignmentIsrChangeHandler).
 PARTITION_STATE_SHIFT = 8
 
@@ -120,6 +122,7 @@ class EventKind(IntEnum):
     PartitionReassignmentIsrChange = 11
     TopicDeletion = 12
     TopicDeletionStopReplicaResponseReceived = 13
+    TopicChange = 14
 
 
 class Event(NamedTuple):
@@ -265,6 +268,7 @@ class Budget(IntEnum):
     TOPIC_DELETIONS = 6
     AUTO_REBALANCES = 7
     CONTROLLER_MOVES = 8
+    TOPIC_CREATIONS = 9
 
 
 class Ghost(IntEnum):

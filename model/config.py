@@ -47,6 +47,8 @@ class ModelConfig:
     max_preferred_elections: int = 0
     max_reassignments: int = 0
     max_topic_deletions: int = 0
+    #: Topic creations (a deleted topic created again, with the same assignment).
+    max_topic_creations: int = 0
     #: Auto leader rebalance (`auto.leader.rebalance.enable`), bounded like an admin operation.
     max_auto_rebalances: int = 0
     #: An operator deleting `/controller` to force a re-election (the V4 scenario needs it).
@@ -123,6 +125,7 @@ _RANGES: dict[str, tuple[int, Any]] = {
     "max_preferred_elections": (0, 3),
     "max_reassignments": (0, 2),
     "max_topic_deletions": (0, lambda c: c.topics),
+    "max_topic_creations": (0, lambda c: c.topics),
     "max_auto_rebalances": (0, 3),
     "max_controller_moves": (0, 2),
     "controlled_shutdown_max_retries": (0, 3),

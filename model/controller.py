@@ -26,6 +26,7 @@ Events (`EventKind`) and their handlers:
     AutoPreferredReplicaLeaderElection   the scheduled rebalance
     ZkPartitionReassignment, PartitionReassignmentIsrChange   reassignment (reassignment.py)
     TopicDeletion, TopicDeletionStopReplicaResponseReceived   deletion (topic_deletion.py)
+    TopicChange               a (re-)created topic: onNewPartitionCreation
 """
 
 from __future__ import annotations
@@ -159,8 +160,8 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         # 2. delete pending ISR-change notifications (getChildren arms the child watch)
         w.arm(self.me, Watch.ISR_CHANGE)
         self.delete_isr_change_notifications()
-        # 3. initializeControllerContext
-        w.arm(self.me, Watch.BROKER_IDS)
+        # 3. initializeControllerContext (reading the children arms the broker and topic watches)
+        w.arm(self.me, Watch.BROKER_IDS | Watch.TOPICS)
         zk = self.zk
         self.live = mask_of(b for b in range(w.nb) if zk.broker_epochs[b])
         self.broker_epochs = list(zk.broker_epochs)
@@ -224,18 +225,18 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
 
     # ---- handlers --------------------------------------------------------------------------
 
-    def on_startup(self, _: Event) -> None:
+    def process_startup(self, _: Event) -> None:
         self.w.arm(self.me, Watch.CONTROLLER)
         self.elect()
 
-    def on_reelect(self, _: Event) -> None:
+    def process_reelect(self, _: Event) -> None:
         self.maybe_resign()
         self.elect()
 
-    def on_controller_change(self, _: Event) -> None:
+    def process_controller_change(self, _: Event) -> None:
         self.maybe_resign()
 
-    def on_expire(self, _: Event) -> None:
+    def process_expire(self, _: Event) -> None:
         self.active = False
         self.on_controller_resignation()
         # The ZooKeeper client creates the new session once Expire is being processed
@@ -245,13 +246,13 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         w.brokers[self.me] = w.brokers[self.me]._replace(connected=True)
         w.enqueue(self.me, Event(EventKind.RegisterBrokerAndReelect))
 
-    def on_register_broker_and_reelect(self, _: Event) -> None:
+    def process_register_broker_and_reelect(self, _: Event) -> None:
         w = self.w
         epoch = w.register_broker(self.me)
         w.brokers[self.me] = w.brokers[self.me]._replace(epoch=epoch)
-        self.on_reelect(_)
+        self.process_reelect(_)
 
-    def on_broker_change(self, _: Event) -> None:
+    def process_broker_change(self, _: Event) -> None:
         """`processBrokerChange`: diff the registered brokers against the cache, by id and epoch."""
         if not self.active and not self.flags.no_is_active_guard:  # V4 removes the guard
             return
@@ -317,7 +318,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         if not others and not elected:
             self.send_update_metadata(self.live_brokers())
 
-    def on_isr_change_notification(self, _: Event) -> None:
+    def process_isr_change_notification(self, _: Event) -> None:
         """`processIsrChangeNotification`."""
         if not self.active:
             return
@@ -347,7 +348,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         w.zk = w.zk._replace(isr_changes=0)
         w.fire(Watch.ISR_CHANGE, Event(EventKind.IsrChangeNotification))
 
-    def on_controlled_shutdown(self, event: Event) -> None:
+    def process_controlled_shutdown(self, event: Event) -> None:
         """`processControlledShutdown`; the answer goes straight back to the requesting broker."""
         b, broker_epoch = event.a, event.b
         try:
@@ -387,7 +388,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
             return  # the requester is gone (or restarted): nobody reads the answer
         w.brokers[b] = broker._replace(shutdown=Shutdown.DONE if remaining == 0 else Shutdown.RETRY)
 
-    def on_replica_leader_election(self, _: Event) -> None:
+    def process_replica_leader_election(self, _: Event) -> None:
         """`processReplicaLeaderElection(None, PREFERRED, ZkTriggered)`."""
         if not self.active:
             return
@@ -418,7 +419,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
                     w.fire(Watch.PREFERRED, None)
                 w.enqueue(self.me, Event(EventKind.ReplicaLeaderElection))
 
-    def on_auto_preferred_replica_leader_election(self, _: Event) -> None:
+    def process_auto_preferred_replica_leader_election(self, _: Event) -> None:
         """`checkAndTriggerAutoLeaderRebalance` (imbalance above 10%: any partition off its preferred leader)."""
         if not self.active:
             return
@@ -435,10 +436,10 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
                 candidates.append(p)
         self.on_replica_election(candidates, Strategy.PREFERRED, zk_triggered=False)
 
-    def on_zk_partition_reassignment(self, _: Event) -> None:
+    def process_zk_partition_reassignment_event(self, _: Event) -> None:
         self.process_zk_partition_reassignment()
 
-    def on_partition_reassignment_isr_change(self, event: Event) -> None:
+    def process_partition_reassignment_isr_change(self, event: Event) -> None:
         if not self.active:
             return
         p = event.a
@@ -446,7 +447,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
             self.w.arm(self.me, partition_watch(p))
             self.maybe_complete_reassignment(p)
 
-    def on_topic_deletion(self, _: Event) -> None:
+    def process_topic_deletion(self, _: Event) -> None:
         """`processTopicDeletion`."""
         if not self.active:
             return
@@ -462,7 +463,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
             self.mark_topic_ineligible_for_deletion(topics & reassigning)
             self.enqueue_topics_for_deletion(topics)
 
-    def on_stop_replica_response(self, event: Event) -> None:
+    def process_topic_deletion_stop_replica_response(self, event: Event) -> None:
         """`processTopicDeletionStopReplicaResponseReceived`."""
         if not self.active:
             return
@@ -475,20 +476,44 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
             self.complete_replica_deletion(replicas)
 
 
+    def process_topic_change(self, _: Event) -> None:
+        """`processTopicChange`: new topics get their assignment loaded and `onNewPartitionCreation`."""
+        if not self.active:
+            return
+        w = self.w
+        w.arm(self.me, Watch.TOPICS)
+        zk = self.zk
+        new = [p for p in range(w.np) if zk.assignment[p] and not self.assignment[p]]
+        for p in new:
+            self.assignment[p] = zk.assignment[p]
+            self.adding[p], self.removing[p] = zk.adding[p], zk.removing[p]
+        if new:
+            self.on_new_partition_creation(new)
+
+    def on_new_partition_creation(self, partitions: list[int]) -> None:
+        """New partitions: NewPartition, NewReplica, then OnlinePartition and OnlineReplica."""
+        replicas = [(p, b) for p in partitions for b in self.assignment[p]]
+        self.handle_partition_state_changes(partitions, P.NewPartition)
+        self.handle_replica_state_changes(replicas, R.NewReplica)
+        self.handle_partition_state_changes(partitions, P.OnlinePartition, Strategy.OFFLINE)
+        self.handle_replica_state_changes(replicas, R.OnlineReplica)
+
+
 _HANDLERS = {
-    EventKind.Startup: Controller.on_startup,
-    EventKind.Reelect: Controller.on_reelect,
-    EventKind.ControllerChange: Controller.on_controller_change,
-    EventKind.Expire: Controller.on_expire,
-    EventKind.RegisterBrokerAndReelect: Controller.on_register_broker_and_reelect,
-    EventKind.BrokerChange: Controller.on_broker_change,
-    EventKind.IsrChangeNotification: Controller.on_isr_change_notification,
-    EventKind.ControlledShutdown: Controller.on_controlled_shutdown,
-    EventKind.ReplicaLeaderElection: Controller.on_replica_leader_election,
-    EventKind.AutoPreferredReplicaLeaderElection: Controller.on_auto_preferred_replica_leader_election,
-    EventKind.ZkPartitionReassignment: Controller.on_zk_partition_reassignment,
-    EventKind.PartitionReassignmentIsrChange: Controller.on_partition_reassignment_isr_change,
-    EventKind.TopicDeletion: Controller.on_topic_deletion,
-    EventKind.TopicDeletionStopReplicaResponseReceived: Controller.on_stop_replica_response,
+    EventKind.Startup: Controller.process_startup,
+    EventKind.Reelect: Controller.process_reelect,
+    EventKind.ControllerChange: Controller.process_controller_change,
+    EventKind.Expire: Controller.process_expire,
+    EventKind.RegisterBrokerAndReelect: Controller.process_register_broker_and_reelect,
+    EventKind.BrokerChange: Controller.process_broker_change,
+    EventKind.IsrChangeNotification: Controller.process_isr_change_notification,
+    EventKind.ControlledShutdown: Controller.process_controlled_shutdown,
+    EventKind.ReplicaLeaderElection: Controller.process_replica_leader_election,
+    EventKind.AutoPreferredReplicaLeaderElection: Controller.process_auto_preferred_replica_leader_election,
+    EventKind.ZkPartitionReassignment: Controller.process_zk_partition_reassignment_event,
+    EventKind.PartitionReassignmentIsrChange: Controller.process_partition_reassignment_isr_change,
+    EventKind.TopicDeletion: Controller.process_topic_deletion,
+    EventKind.TopicDeletionStopReplicaResponseReceived: Controller.process_topic_deletion_stop_replica_response,
+    EventKind.TopicChange: Controller.process_topic_change,
 }
 assert set(_HANDLERS) == set(EventKind), "every event kind has a handler"

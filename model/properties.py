@@ -19,7 +19,9 @@ A checker needs a few more things from a model, with defaults in `Model` below: 
 `fingerprint` (deterministic across processes, so Spark executors agree), `representative` for
 symmetry reduction (the canonical member of the state's orbit under permutations of
 interchangeable ids; the identity when the model has no symmetry), the table edges an action takes
-(`edges_taken`, for coverage), and a readable and an ITF rendering of states and actions.
+(`edges_taken`, for coverage), whether a state with no enabled action is a legal end
+(`is_terminal`, else it is a deadlock), the action kinds (`action_names`, so that coverage lists
+the ones never enabled), and a readable and an ITF rendering of states and actions.
 
 This module is pure and stdlib-only like the rest of `kcm.model`; the Kafka model implements the
 interface in `spec.py`, and the tests implement it with toy models.
@@ -28,9 +30,12 @@ interface in `spec.py`, and the tests implement it with toy models.
 from __future__ import annotations
 
 import hashlib
+import io
 import pickle
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
+from enum import Enum
+from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
 State = TypeVar("State", bound=Hashable)
@@ -62,7 +67,9 @@ class AlwaysStep(Generic[State, Action]):
 class Sometimes(Generic[State, Action]):
     """A reachability goal: some reachable edge (state, action, next_state) must satisfy `met`.
 
-    Goals about a single state test `next_state` (and the initial states, with `action` None).
+    Goals about a single state test `next_state`. Initial states are tested as the stuttering edge
+    `(init, None, init)`: `action` is None and both states are the initial state, so a goal that
+    reads `state` does not fail on them.
     """
 
     name: str
@@ -73,13 +80,93 @@ class Sometimes(Generic[State, Action]):
 Property = Always | AlwaysStep | Sometimes
 
 
-def fingerprint_of(value: Any) -> bytes:
-    """A 128-bit fingerprint of a value built from tuples, ints, bools, strings and frozen dataclasses.
+# ---- fingerprints -----------------------------------------------------------------------------
+#
+# A fingerprint must be equal for equal states, in any process. Pickling the state directly is
+# not enough, for two reasons: equal frozensets (and dicts) may iterate in different orders (built
+# by different insertion sequences, or, for strings and Enums, under different hash seeds), and
+# pickle's memo writes an object seen twice as a back-reference, so `(x, x)` and `(x, copy(x))`
+# pickle differently. So a state is first rewritten to a canonical value made of tuples, ints,
+# strings, bools, floats, bytes and None only (dataclasses become `(class token, *fields)`, Enums
+# `(class token, name)`, sets and dicts tagged tuples in sorted order), then pickled without memo
+# (`Pickler.fast`). Handlers are cached per type, so the rewrite costs one dict lookup and one
+# call per node; pickling builtins is C.
 
-    Deterministic across processes (pickle of these types does not depend on hash seeds); models
-    with a faster encoding override `Model.fingerprint`.
+_ATOMS = frozenset({int, str, bool, float, bytes, type(None)})
+_SET, _DICT = "\x00set", "\x00dict"
+_HANDLERS: dict[type, Callable[[Any], Any]] = {}
+
+
+def _dumps(value: Any) -> bytes:
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=5)
+    pickler.fast = True  # no memo: shared and equal-but-distinct sub-values pickle alike
+    pickler.dump(value)
+    return buffer.getvalue()
+
+
+def _sorted(items: list) -> tuple:
+    try:
+        return tuple(sorted(items))
+    except TypeError:  # mixed types (or None): order by the canonical pickle instead
+        return tuple(sorted(items, key=_dumps))
+
+
+def _token(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _handler_for(cls: type) -> Callable[[Any], Any]:
+    if issubclass(cls, Enum):
+        token = _token(cls)
+        by_id = {id(member): (token, member.name) for member in cls}
+        handler = lambda v: by_id.get(id(v)) or (token, v.name)  # noqa: E731
+    elif issubclass(cls, (frozenset, set)):
+        handler = lambda v: (_SET, _sorted([canonical(x) for x in v]))  # noqa: E731
+    elif issubclass(cls, dict):
+        handler = lambda v: (_DICT, _sorted([(canonical(k), canonical(x)) for k, x in v.items()]))  # noqa: E731
+    elif is_dataclass(cls):
+        token = _token(cls)
+        names = tuple(f.name for f in fields(cls))
+        if not names:
+            handler = lambda v: (token,)  # noqa: E731
+        elif len(names) == 1:
+            get_one = attrgetter(names[0])
+            handler = lambda v: (token, canonical(get_one(v)))  # noqa: E731
+        else:
+            get_all = attrgetter(*names)
+            handler = lambda v: (token, *map(canonical, get_all(v)))  # noqa: E731
+    elif issubclass(cls, tuple):
+        token = None if cls is tuple else _token(cls)  # named tuples keep their class
+        handler = ((lambda v: tuple(map(canonical, v))) if token is None
+                   else (lambda v: (token, *map(canonical, v))))
+    elif issubclass(cls, (int, str, float, bytes)):
+        handler = lambda v: v  # noqa: E731
+    else:
+        raise TypeError(f"cannot fingerprint a {cls.__qualname__}; override Model.fingerprint")
+    _HANDLERS[cls] = handler
+    return handler
+
+
+def canonical(value: Any) -> Any:
+    """`value` rewritten to builtins in a canonical form (see the comment above): equal values give
+    equal canonical values with equal pickles, in any process."""
+    cls = type(value)
+    if cls in _ATOMS:
+        return value
+    handler = _HANDLERS.get(cls)
+    if handler is None:
+        handler = _handler_for(cls)
+    return handler(value)
+
+
+def fingerprint_of(value: Any) -> bytes:
+    """A 128-bit fingerprint of a value built from tuples, frozensets, dicts, ints, bools,
+    strings, Enums and frozen dataclasses: blake2b-128 of the memo-free pickle of its `canonical`
+    form. Equal values give equal fingerprints in any process; models with a faster encoding
+    override `Model.fingerprint`.
     """
-    return hashlib.blake2b(pickle.dumps(value, protocol=5), digest_size=16).digest()
+    return hashlib.blake2b(_dumps(canonical(value)), digest_size=16).digest()
 
 
 class Model(Generic[State, Action]):
@@ -105,7 +192,12 @@ class Model(Generic[State, Action]):
     # ---- what checkers need beyond the transition relation, with defaults --------------------
 
     def successors(self, state: State) -> Iterable[tuple[Action, State]]:
-        """Every enabled action with its next state, in `enabled_actions` order."""
+        """Every enabled action with its next state, in `enabled_actions` order.
+
+        Checkers record an action as its index in this sequence and rebuild traces by replaying
+        those indices, so an override must keep the order deterministic and equal to
+        `enabled_actions`.
+        """
         return [(a, self.step(state, a)) for a in self.enabled_actions(state)]
 
     def fingerprint(self, state: State) -> bytes:
@@ -115,6 +207,15 @@ class Model(Generic[State, Action]):
     def representative(self, state: State) -> State:
         """The canonical member of `state`'s symmetry orbit; the identity without symmetry."""
         return state
+
+    def is_terminal(self, state: State) -> bool:
+        """Whether `state` is a legal end (no enabled action is then not a deadlock); False by default."""
+        return False
+
+    def action_names(self) -> Sequence[str]:
+        """Every action kind (`action_name` values) the model has, so coverage can list the ones
+        never enabled; unknown (empty) by default."""
+        return ()
 
     def action_name(self, action: Action) -> str:
         """The action's kind, for per-action coverage (the class name, Actor+Verb)."""

@@ -16,11 +16,15 @@ the invariants of `invariants.py` and the symmetry of `symmetry.py`.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import marshal
 from collections.abc import Iterable
 
 from kcm.model import broker as broker_side
 from kcm.model.actions import (
+    ALL_ACTIONS,
+    AdminCreateTopic,
     AdminDeleteTopic,
     AdminMoveController,
     AdminPreferredElection,
@@ -48,10 +52,16 @@ from kcm.model.cluster import (
     Shutdown,
     Watch,
     Zk,
+    Edge,
+    bits,
     empty_context,
 )
 from kcm.model.config import ModelConfig
 from kcm.model.controller import Controller
+from kcm.model.invariants import properties_for, quiescent
+from kcm.model.properties import Model
+from kcm.model.symmetry import representative
+from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE
 from kcm.model.variants import flags_for
 from kcm.model.world import Overflow, World
 
@@ -84,6 +94,7 @@ def _budget(cfg: ModelConfig) -> tuple[int, ...]:
     limits[Budget.TOPIC_DELETIONS] = cfg.max_topic_deletions
     limits[Budget.AUTO_REBALANCES] = cfg.max_auto_rebalances
     limits[Budget.CONTROLLER_MOVES] = cfg.max_controller_moves
+    limits[Budget.TOPIC_CREATIONS] = cfg.max_topic_creations
     return tuple(limits)
 
 
@@ -159,6 +170,9 @@ def enabled_actions(cfg: ModelConfig, state: Cluster) -> list:
     if left(Budget.TOPIC_DELETIONS):
         out.extend(AdminDeleteTopic(t) for t in range(cfg.topics)
                    if topic_exists[t] and not zk.delete_topics >> t & 1)
+    if left(Budget.TOPIC_CREATIONS):
+        out.extend(AdminCreateTopic(t) for t in range(cfg.topics)
+                   if not topic_exists[t] and not zk.delete_topics >> t & 1)
     if left(Budget.CONTROLLER_MOVES) and zk.controller != NONE:
         out.append(AdminMoveController())
     return out
@@ -238,6 +252,14 @@ def _apply(w: World, action) -> None:  # noqa: C901 - one arm per action, as a T
         _spend(w, Budget.TOPIC_DELETIONS)
         w.zk = w.zk._replace(delete_topics=w.zk.delete_topics | 1 << action.topic)
         w.fire(Watch.DELETE_TOPICS, Event(EventKind.TopicDeletion))
+    elif kind is AdminCreateTopic:
+        _spend(w, Budget.TOPIC_CREATIONS)
+        zk = w.zk
+        assignment = list(zk.assignment)
+        for p in w.partitions_of_topic(action.topic):
+            assignment[p] = default_assignment(w.cfg, p)
+        w.zk = zk._replace(assignment=tuple(assignment))
+        w.fire(Watch.TOPICS, Event(EventKind.TopicChange))
     elif kind is AdminMoveController:
         _spend(w, Budget.CONTROLLER_MOVES)
         w.zk = w.zk._replace(controller=NONE)
@@ -257,3 +279,146 @@ def successors(cfg: ModelConfig, state: Cluster) -> Iterable[tuple[object, Clust
         if nxt is not None:
             yield action, nxt
 
+
+
+# ---- the model as the checkers see it ------------------------------------------------------------
+
+
+def _plain(x):
+    """A record as nested tuples of plain ints (marshal's input)."""
+    if type(x) is int:
+        return x
+    if isinstance(x, tuple):
+        return tuple(map(_plain, x))
+    return int(x)
+
+
+class KafkaModel(Model):
+    """The Kafka 2.6 controller model for one config, as a `kcm.model.properties.Model`.
+
+    Fingerprints are 128-bit BLAKE2b digests of a canonical byte encoding (marshal, version 2:
+    no back-references, so equal values always encode alike). Records are immutable and shared
+    between a state and its successors, so each part's digest is cached by value: a step that
+    changes one broker re-encodes one broker.
+    """
+
+    has_symmetry = True
+    _CACHE_LIMIT = 1 << 20
+
+    def __init__(self, cfg: ModelConfig, *, symmetry: bool = True) -> None:
+        self.cfg = cfg
+        self.flags = flags_for(cfg.variant)
+        self.name = f"kafka-2.6-controller{'/' + cfg.variant if cfg.variant else ''}"
+        self.has_symmetry = symmetry
+        self._fp_cache: dict = {}
+        self._obs_state: Cluster | None = None
+        self._obs: dict = {}
+        self._properties = properties_for(cfg, self.observe)
+
+    # the transition relation
+    def init_states(self):
+        return init_states(self.cfg)
+
+    def successors(self, state: Cluster) -> list:
+        out = []
+        obs = {}
+        for action in enabled_actions(self.cfg, state):
+            w = World(self.cfg, self.flags, state)
+            nxt = step(self.cfg, state, action, w)
+            if nxt is not None:
+                out.append((action, nxt))
+                obs[action] = w.obs
+        self._obs_state, self._obs = state, obs
+        return out
+
+    def enabled_actions(self, state: Cluster) -> list:
+        return [a for a, _ in self.successors(state)]
+
+    def step(self, state: Cluster, action) -> Cluster:
+        nxt = step(self.cfg, state, action)
+        if nxt is None:
+            raise ValueError(f"{action!r} would overflow an event queue")
+        return nxt
+
+    def observe(self, state: Cluster, action) -> list:
+        """What happened inside the step (`Edge`s and `Election`s); cached for the state last expanded."""
+        if state is self._obs_state and action in self._obs:
+            return self._obs[action]
+        w = World(self.cfg, self.flags, state)
+        step(self.cfg, state, action, w)
+        return w.obs
+
+    def properties(self):
+        return self._properties
+
+    # what the checkers need besides
+    def fingerprint(self, state: Cluster) -> bytes:
+        cache = self._fp_cache
+        if len(cache) > self._CACHE_LIMIT:
+            cache.clear()
+        h = hashlib.blake2b(digest_size=16)
+        for part in (state.zk, *state.brokers, state.net):
+            fp = cache.get(part)
+            if fp is None:
+                fp = hashlib.blake2b(marshal.dumps(_plain(part), 2), digest_size=16).digest()
+                cache[part] = fp
+            h.update(fp)
+        h.update(marshal.dumps((state.spent, state.ghost), 2))
+        return h.digest()
+
+    def representative(self, state: Cluster) -> Cluster:
+        return representative(state) if self.has_symmetry else state
+
+    def is_terminal(self, state: Cluster) -> bool:
+        return quiescent(state)
+
+    def action_names(self):
+        return tuple(a.__name__ for a in ALL_ACTIONS)
+
+    def edges_taken(self, state, action, next_state):
+        return [(o.machine, o.frm.name, o.to.name) for o in self.observe(state, action) if type(o) is Edge]
+
+    def coverage_universe(self):
+        return [(t.name, f.name, to.name) for t in (REPLICA_TABLE, PARTITION_TABLE) for f, to in t.edges()]
+
+    def fields(self, state: Cluster) -> dict:
+        return state_fields(state)
+
+
+def _set(mask: int) -> frozenset[int]:
+    return frozenset(bits(mask))
+
+
+def state_fields(s: Cluster) -> dict:
+    """The state as named variables, ids as sets and enums by name, for traces and ITF files."""
+    zk = s.zk
+    out: dict = {
+        "zk.session": _set(zk.session), "zk.controller": zk.controller,
+        "zk.controller_epoch": zk.controller_epoch, "zk.broker_epochs": zk.broker_epochs,
+        "zk.assignment": zk.assignment, "zk.adding": zk.adding, "zk.removing": zk.removing,
+        "zk.partitions": tuple(None if z is NO_ZNODE else z._asdict() for z in zk.partitions),
+        "zk.reassign": zk.reassign, "zk.preferred": _set(zk.preferred),
+        "zk.delete_topics": _set(zk.delete_topics), "zk.isr_changes": _set(zk.isr_changes),
+        "zk.watches": tuple(_set(w) for w in zk.watches),
+    }
+    for b, br in enumerate(s.brokers):
+        c = br.ctx
+        out[f"broker{b}"] = {
+            "up": br.up, "connected": br.connected, "epoch": br.epoch, "active": br.active,
+            "queue": tuple(f"{e.kind.name}({e.a},{e.b})" if e.a != NONE else e.kind.name for e in br.queue),
+            "controller_epoch": br.controller_epoch, "metadata_epoch": br.metadata_epoch,
+            "replicas": tuple(r._asdict() for r in br.replicas), "shutdown": br.shutdown.name,
+            "ctx": {"epoch": c.epoch, "live": _set(c.live), "broker_epochs": c.broker_epochs,
+                    "shutting_down": _set(c.shutting_down), "assignment": c.assignment,
+                    "leadership": tuple(None if z is NO_ZNODE else (z.leader, z.leader_epoch, z.isr) for z in c.leadership),
+                    "partition_states": tuple(x.name for x in c.partition_states),
+                    "replica_states": tuple(tuple(x.name for x in r) for r in c.replica_states),
+                    "topics_to_delete": _set(c.topics_to_delete), "channel": _set(c.channel)},
+        }
+    n = len(s.brokers)
+    out["net"] = {f"{c}->{d}": tuple(f"{r.kind.name}(c{r.controller_id},e{r.controller_epoch},be{r.broker_epoch})"
+                                       for r in s.net[c * n + d])
+                  for c in range(n) for d in range(n) if s.net[c * n + d]}
+    out["spent"] = s.spent
+    out["ghost"] = s.ghost
+    return out

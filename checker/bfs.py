@@ -1,0 +1,343 @@
+"""The sequential explorer: level-synchronous breadth-first search over any `Model`.
+
+Algorithm. The frontier holds the states at BFS distance `d`; expanding all of them (in discovery
+order) produces the frontier at `d + 1`. Because a whole level is expanded before the next one,
+the first time a state is found it is found along a shortest path, so every trace the explorer
+rebuilds is a shortest one for its property (TLC's multi-worker BFS does not guarantee this, see
+`reference/model-checkers.md` §1.1). When the run stops at the first violation and that violation
+is one step longer than the level being expanded, the rest of the level is still scanned for a
+deadlock (cheaply, with `enabled_actions` only): a deadlock there would be one step shorter, and
+the reported counterexample is then the shortest over all properties.
+
+Visited set and traces. States are identified by a 128-bit `model.fingerprint` (of
+`model.representative(state)` when symmetry is on); the visited set is a dict from fingerprint to
+a parent pointer `(parent fingerprint, index of the action in model.successors(parent))`, with
+`(None, i)` for the i-th initial state. No state is stored for a visited fingerprint: a trace is
+rebuilt by replaying the indices from the initial state through `successors`, which the model
+contract makes deterministic. With symmetry the search continues from the state it generated,
+not the canonical one (as stateright does): the frontier's states, and hence the replayed traces,
+are real executions. A replay that does not land on the expected fingerprint means the model is
+not deterministic and is reported as such.
+
+Properties. Every `Always` on every new state (initial states included); every `AlwaysStep` and
+`Sometimes` on every generated edge, edges to visited states included (a bad step can lead back
+to a known state). Initial states count as the edge `(init, None, init)` for goals. A state with
+no successor is a deadlock unless `model.is_terminal` says it is a legal end (TLC: on by default,
+`-deadlock` disables it); "deadlock" is a property name like the others for the `properties`
+filter. By default the run stops at the first violation; with `stop_on_violation=False` (TLC
+`-continue`) it records one violation per property and keeps going.
+
+Cost. The inner loop does, per edge: one fingerprint, one dict lookup, two counter increments and
+the property calls; per new state, the `Always` calls and one append. Everything else (names,
+traces, coverage assembly) happens at violations or at the end. Per-action counters are keyed by
+the action's type when the model keeps the default `action_name` (no call per edge), and table
+edges are only asked for when the model overrides `edges_taken`.
+
+Interruption (KeyboardInterrupt) and `max_depth` end the run with the verdict "incomplete" and
+everything computed so far.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kcm.checker.coverage import CoverageCounters, build_coverage
+from kcm.checker.result import (
+    DEADLOCK, INCOMPLETE, PASS, VIOLATION, CheckResult, Goal, Trace, Violation,
+)
+from kcm.checker.stats import Outdegree, Progress, ProgressClock, Stats
+from kcm.errors import UsageError
+from kcm.model.properties import Always, AlwaysStep, Model, Sometimes
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """How to explore; every option has TLC's default where TLC has one."""
+
+    #: Reduce by `model.representative` when the model has a symmetry.
+    symmetry: bool = True
+    #: Report states with no enabled action (and not `is_terminal`) as deadlocks (TLC `-deadlock` off).
+    check_deadlock: bool = True
+    #: Stop at the first violation; False records one per property and goes on (TLC `-continue`).
+    stop_on_violation: bool = True
+    #: Expand states at most this many steps from an initial state; a run cut by it is incomplete.
+    max_depth: int | None = None
+    #: Check only these property names ("deadlock" included); None checks all.
+    properties: Collection[str] | None = None
+    #: Collect per-table-edge coverage (`model.edges_taken`).
+    table_coverage: bool = True
+    #: A complete run that leaves a `Sometimes` goal unmet is a violation (the model is vacuous).
+    goals_required: bool = True
+    #: Called with a `Progress` at the initial states, after each level, every
+    #: `progress_interval` seconds within a level, and at the end.
+    progress: Callable[[Progress], None] | None = None
+    progress_interval: float = 5.0
+
+
+class _Stop(Exception):
+    """Raised in the hot loop at the first violation when stopping; carries the trace length."""
+
+    def __init__(self, length: int) -> None:
+        self.length = length
+
+
+def explore(model: Model, options: CheckOptions | None = None, **overrides: Any) -> CheckResult:
+    """Explore `model` breadth-first and check its properties; see the module docstring.
+
+    `overrides` replace fields of `options`: `explore(m, max_depth=5, check_deadlock=False)`.
+    Raises `UsageError` for an unknown name in `properties`.
+    """
+    opts = options or CheckOptions()
+    if overrides:
+        opts = replace(opts, **overrides)
+    return _Explorer(model, opts).run()
+
+
+def select_properties(model: Model, names: Collection[str] | None) -> tuple[list, bool]:
+    """The model's properties filtered to `names`, and whether "deadlock" is selected."""
+    props = list(model.properties())
+    if names is None:
+        return props, True
+    known = [p.name for p in props] + [DEADLOCK]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise UsageError(f"unknown property '{unknown[0]}'; the model has: {', '.join(known)}")
+    wanted = set(names)
+    return [p for p in props if p.name in wanted], DEADLOCK in wanted
+
+
+class _Explorer:
+    """One run: the visited set, the counters and the violations found so far."""
+
+    def __init__(self, model: Model, opts: CheckOptions) -> None:
+        self.model, self.opts = model, opts
+        props, deadlock = select_properties(model, opts.properties)
+        self.always = tuple(p for p in props if isinstance(p, Always))
+        self.step_props = tuple(p for p in props if isinstance(p, AlwaysStep))
+        self.goals = tuple(p for p in props if isinstance(p, Sometimes))
+        self.all_goals = self.goals
+        self.check_deadlock = opts.check_deadlock and deadlock
+        self.checked = tuple(p.name for p in props) + ((DEADLOCK,) if self.check_deadlock else ())
+        self.symmetric = opts.symmetry and model.has_symmetry
+        self.stop = opts.stop_on_violation
+        self.parents: dict[bytes, tuple[bytes | None, int]] = {}
+        self.inits: list = []
+        self.violations: list[Violation] = []
+        self.witnesses: dict[str, Trace] = {}
+        self.counters = CoverageCounters()
+        self.outdegrees: dict[int, int] = {}
+        self.frontier_sizes: list[int] = []
+        self.generated = 0
+        self.queue_left = 0
+        self.reason = ""
+        self.clock = ProgressClock()
+
+    # ---- the search ---------------------------------------------------------------------------
+
+    def run(self) -> CheckResult:
+        try:
+            self._search()
+        except _Stop:
+            pass
+        except KeyboardInterrupt:
+            self.reason = "interrupted"
+        return self._result()
+
+    def _fingerprint_fn(self) -> Callable[[Any], bytes]:
+        fingerprint = self.model.fingerprint
+        if not self.symmetric:
+            return fingerprint
+        representative = self.model.representative
+        return lambda state: fingerprint(representative(state))
+
+    def _search(self) -> None:
+        model, parents, counters = self.model, self.parents, self.counters
+        fp_of = self._fingerprint_fn()
+        successors = model.successors
+        # Per-action counters keyed by type unless the model names actions itself.
+        action_name = None if type(model).action_name is Model.action_name else model.action_name
+        edges_taken = (model.edges_taken if self.opts.table_coverage
+                       and type(model).edges_taken is not Model.edges_taken else None)
+        evals, news, edges = counters.evaluations, counters.new_states, counters.edges
+        outdegrees = self.outdegrees
+        progress, interval = self.opts.progress, self.opts.progress_interval
+        frontier: list = []
+        next_frontier: list = []
+        pos = -1  # the index of the state being expanded; -1 between levels
+
+        try:
+            # Level 0: the initial states.
+            self.inits = list(model.init_states())
+            for index, state in enumerate(self.inits):
+                self.generated += 1
+                f = fp_of(state)
+                if f in parents:
+                    continue
+                parents[f] = (None, index)
+                frontier.append((state, f))
+                for p in self.always:
+                    if not p.holds(state):
+                        self._violated(p.name, p.kind, self._trace_to(f), 0)
+                for g in self.goals:
+                    if g.met(state, None, state):
+                        self._goal_met(g, self._trace_to(f))
+            self.frontier_sizes.append(len(frontier))
+            self._report(progress, "init", 1, len(frontier))
+
+            level = 0
+            max_depth = self.opts.max_depth
+            next_tick = self.clock.start + interval
+            while frontier:
+                if max_depth is not None and level >= max_depth:
+                    self.reason = "max_depth"
+                    break
+                next_frontier = []
+                always, step_props, goals = self.always, self.step_props, self.goals
+                try:
+                    for pos, (s, f) in enumerate(frontier):
+                        n = 0
+                        for a, t in successors(s):
+                            tf = fp_of(t)
+                            k = type(a) if action_name is None else action_name(a)
+                            evals[k] = evals.get(k, 0) + 1
+                            for p in step_props:
+                                if not p.holds(s, a, t):
+                                    self._violated(p.name, p.kind, self._trace_edge(f, n), level + 1)
+                                    step_props = self.step_props
+                            for g in goals:
+                                if g.met(s, a, t):
+                                    self._goal_met(g, self._trace_edge(f, n))
+                                    goals = self.goals
+                            if edges_taken is not None:
+                                edges.update(edges_taken(s, a, t))
+                            if tf not in parents:
+                                parents[tf] = (f, n)
+                                news[k] = news.get(k, 0) + 1
+                                next_frontier.append((t, tf))
+                                for p in always:
+                                    if not p.holds(t):
+                                        self._violated(p.name, p.kind, self._trace_to(tf), level + 1)
+                                        always = self.always
+                            n += 1
+                        self.generated += n
+                        outdegrees[n] = outdegrees.get(n, 0) + 1
+                        if n == 0 and self.check_deadlock and not model.is_terminal(s):
+                            self._violated(DEADLOCK, DEADLOCK, self._trace_to(f), level)
+                        # Look at the clock every 64 states only.
+                        if progress is not None and (pos & 63) == 0 and self.clock.now() >= next_tick:
+                            queue = len(frontier) - pos - 1 + len(next_frontier)
+                            self._report(progress, "tick", level + 1, queue)
+                            next_tick = self.clock.now() + interval
+                except _Stop as stop:
+                    if stop.length > level:
+                        # Stopped inside the edge loop: count the edges of the state cut short.
+                        self.generated += n + 1
+                        if self.check_deadlock:
+                            self._shorter_deadlock(frontier[pos + 1:], level)
+                    raise
+                frontier, next_frontier, pos = next_frontier, [], -1
+                level += 1
+                if frontier:
+                    self.frontier_sizes.append(len(frontier))
+                self._report(progress, "level", len(self.frontier_sizes), len(frontier))
+        finally:
+            # States found but not (fully) expanded: when cut in the middle of a level, the state
+            # being expanded, the rest of the level and the next level found so far.
+            self.queue_left = len(frontier) - max(pos, 0) + len(next_frontier)
+
+    def _shorter_deadlock(self, rest: list, level: int) -> None:
+        """After a violation one step longer than `level`, look for a deadlock in the rest of the
+        level: it would be a shorter counterexample, and replaces the one found."""
+        model = self.model
+        for s, f in rest:
+            if not model.enabled_actions(s) and not model.is_terminal(s):
+                self.violations[-1:] = [Violation(DEADLOCK, DEADLOCK, self._trace_to(f))]
+                return
+
+    def _report(self, progress, phase: str, level: int, queue: int) -> None:
+        if progress is not None:
+            progress(self.clock.snapshot(phase, level, self.generated, len(self.parents), queue))
+
+    # ---- violations and goals ------------------------------------------------------------------
+
+    def _violated(self, name: str, kind: str, trace: Trace, length: int) -> None:
+        self.violations.append(Violation(name, kind, trace))
+        if self.stop:
+            raise _Stop(length)
+        # -continue: one violation per property, so stop checking this one.
+        if kind == DEADLOCK:
+            self.check_deadlock = False
+        self.always = tuple(p for p in self.always if p.name != name)
+        self.step_props = tuple(p for p in self.step_props if p.name != name)
+
+    def _goal_met(self, goal: Sometimes, trace: Trace) -> None:
+        self.witnesses[goal.name] = trace
+        self.goals = tuple(g for g in self.goals if g.name != goal.name)
+
+    # ---- traces --------------------------------------------------------------------------------
+
+    def _trace_to(self, fp: bytes) -> Trace:
+        """Replay the parent pointers from an initial state to the state with fingerprint `fp`."""
+        indices = []
+        parent, index = self.parents[fp]
+        while parent is not None:
+            indices.append(index)
+            parent, index = self.parents[parent]
+        state = self.inits[index]
+        trace = [(None, state)]
+        for i in reversed(indices):
+            action, state = next(itertools.islice(self.model.successors(state), i, None))
+            trace.append((action, state))
+        if self._fingerprint_fn()(state) != fp:
+            raise RuntimeError(
+                f"model '{self.model.name}' is not deterministic: replaying the parent pointers "
+                "did not reach the same state (successors order or step results differ between calls)"
+            )
+        return tuple(trace)
+
+    def _trace_edge(self, fp: bytes, index: int) -> Trace:
+        """The trace to the state `fp`, extended by its `index`-th successor."""
+        trace = self._trace_to(fp)
+        step = next(itertools.islice(self.model.successors(trace[-1][1]), index, None))
+        return trace + (step,)
+
+    # ---- the result ----------------------------------------------------------------------------
+
+    def _result(self) -> CheckResult:
+        duration = self.clock.now() - self.clock.start
+        model = self.model
+        if type(model).action_name is Model.action_name:
+            evals, news = self.counters.named(lambda k: k.__name__)
+        else:
+            evals, news = self.counters.named(lambda k: k)
+        coverage = build_coverage(evals, news, model.action_names(), self.counters.edges,
+                                  model.coverage_universe() if self.opts.table_coverage else ())
+        goals = {g.name: Goal(g.name, g.name in self.witnesses, self.witnesses.get(g.name))
+                 for g in self.all_goals}
+        violations = list(self.violations)
+        if violations:
+            verdict = VIOLATION
+        elif self.reason:
+            verdict = INCOMPLETE
+        else:
+            unmet = [g for g in goals.values() if not g.met] if self.opts.goals_required else []
+            violations = [Violation(g.name, "sometimes", None) for g in unmet]
+            verdict = VIOLATION if unmet else PASS
+        stats = Stats(
+            generated=self.generated,
+            distinct=len(self.parents),
+            queue=self.queue_left,
+            depth=len(self.frontier_sizes),
+            frontier_sizes=tuple(self.frontier_sizes),
+            outdegree=Outdegree.from_histogram(self.outdegrees),
+            duration_s=duration,
+        )
+        self._report(self.opts.progress, "final", stats.depth, stats.queue)
+        return CheckResult(
+            model=model.name, verdict=verdict, violations=tuple(violations), goals=goals,
+            stats=stats, coverage=coverage, symmetry=self.symmetric, checked=self.checked,
+            reason=self.reason,
+        )

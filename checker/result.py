@@ -1,0 +1,104 @@
+"""What a check returns: the verdict, the violations with their traces, the goals, statistics and
+coverage. The sequential explorer (`bfs.py`) and the Spark explorer return the same classes, so
+reports and traces do not care which engine ran.
+
+A trace is a tuple of steps `(action, state)`; the first step is `(None, initial_state)`, so a
+trace of `k` steps has `k + 1` entries and `trace_length` is `k`. States in a trace are real
+states of an execution (with symmetry on, the explorer continues from the state it generated, not
+from the canonical representative), so the trace replays with `Model.step`.
+
+Verdicts (DESIGN.md §4, exit codes 0 / 1 / 3):
+
+- "violation": some property failed (an invariant, a transition invariant, a deadlock), or the
+  run was complete and a `Sometimes` goal was never met (the model is vacuous for it);
+- "incomplete": no violation, but the run was cut (`max_depth`, an interruption), so the absence
+  of violations and unmet goals means nothing beyond the explored part;
+- "pass": the whole reachable state space was explored, every property held and every goal was met.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kcm.checker.coverage import Coverage
+from kcm.checker.stats import Stats
+
+Step = tuple[Any, Any]
+Trace = tuple[Step, ...]
+
+#: The pseudo-property a deadlock violates; usable in the `properties` filter like any name.
+DEADLOCK = "deadlock"
+
+PASS, VIOLATION, INCOMPLETE = "pass", "violation", "incomplete"
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One failed property. `kind` is the property's kind ("safety", "quiescence",
+    "transition"), "deadlock", or "sometimes" for a goal a complete run never met (no trace)."""
+
+    name: str
+    kind: str
+    trace: Trace | None
+
+    @property
+    def trace_length(self) -> int | None:
+        """Steps in the trace (entries minus the initial state); None when there is no trace."""
+        return None if self.trace is None else len(self.trace) - 1
+
+
+@dataclass(frozen=True)
+class Goal:
+    """A `Sometimes` goal: whether it was met, with a shortest witness trace when it was."""
+
+    name: str
+    met: bool
+    trace: Trace | None = None
+
+    @property
+    def trace_length(self) -> int | None:
+        return None if self.trace is None else len(self.trace) - 1
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of one exploration."""
+
+    model: str
+    verdict: str
+    violations: tuple[Violation, ...]
+    goals: dict[str, Goal]
+    stats: Stats
+    coverage: Coverage
+    symmetry: bool
+    #: Names of the properties checked (after the `properties` filter), "deadlock" included if on.
+    checked: tuple[str, ...] = ()
+    #: Why an incomplete run stopped: "max_depth" or "interrupted"; "" otherwise.
+    reason: str = ""
+    #: The engine's name, for reports.
+    engine: str = "bfs"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == PASS
+
+    def violation(self, name: str) -> Violation | None:
+        """The violation of property `name`, if any."""
+        return next((v for v in self.violations if v.name == name), None)
+
+    def summary_lines(self) -> list[str]:
+        """A short human summary: the verdict line, each violation, each goal, then TLC's stats."""
+        head = {
+            PASS: "Model checking completed. No error has been found.",
+            VIOLATION: "Model checking found a violation.",
+            INCOMPLETE: f"Model checking is incomplete ({self.reason or 'cut short'}).",
+        }[self.verdict]
+        lines = [head]
+        for v in self.violations:
+            where = f"after {v.trace_length} steps" if v.trace is not None else "never met"
+            lines.append(f"  {v.kind} '{v.name}' violated, {where}")
+        for g in self.goals.values():
+            lines.append(f"  goal '{g.name}': " + (f"met in {g.trace_length} steps" if g.met else "not met"))
+        return lines + self.stats.summary_lines()

@@ -1,0 +1,357 @@
+"""The properties the model is checked against: named, one concern each (reference §7).
+
+Three kinds (`kcm.model.properties`):
+
+- `Always` state invariants, checked on every reachable state. Those of kind "quiescence" are the
+  bounded form of the liveness catalogue: they hold in every state where no healing action is
+  enabled (`quiescent`): every broker up, no event queued, no request in flight, no ISR expansion
+  pending. Faults and admin operations are bounded, so every run reaches such a state or keeps
+  healing.
+- `AlwaysStep` transition invariants over (state, action, next state). Some read what happened
+  inside the step that the next state does not show (the elections made, the table edges taken):
+  `observe` replays the step and returns those observations (`kcm.model.cluster.Edge`,
+  `Election`).
+- `Sometimes` goals: the model must reach them, or it is vacuous. A goal whose feature the config
+  switches off (unclean election, a zero budget) is not listed.
+
+`properties_for(config, observe)` builds the list for one config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kcm.model.actions import ControllerProcessEvent, NetworkDeliver
+from kcm.model.cluster import NO_REPLICA, NO_ZNODE, NONE, Cluster, Election, Ghost, RequestKind, Shutdown
+from kcm.model.config import ModelConfig
+from kcm.model.properties import Always, AlwaysStep, Sometimes
+from kcm.model.state_machines import Strategy
+
+
+def quiescent(s: Cluster) -> bool:
+    """No healing action is enabled: all brokers up and settled, nothing queued or in flight,
+    and no leader can expand its ISR."""
+    for b in s.brokers:
+        if not b.up or b.queue or not b.connected or b.shutdown is not Shutdown.NONE:
+            return False
+    if any(s.net):
+        return False
+    zk = s.zk
+    for b, broker in enumerate(s.brokers):
+        if not zk.session >> b & 1:
+            return False
+        for p, r in enumerate(broker.replicas):
+            if r.leader == b and not r.stopped and zk.partitions[p].version == r.zk_version:
+                for f in r.replicas:
+                    if f not in r.isr:
+                        fr = s.brokers[f].replicas[p]
+                        if fr.leader == b and fr.leader_epoch == r.leader_epoch and not fr.stopped:
+                            return False
+    return True
+
+
+def _registered(s: Cluster) -> set[int]:
+    return {b for b, e in enumerate(s.zk.broker_epochs) if e}
+
+
+def _active(s: Cluster) -> list[int]:
+    return [b for b, br in enumerate(s.brokers) if br.active]
+
+
+# ---- state invariants --------------------------------------------------------------------------
+
+
+def single_active_controller_per_epoch(s: Cluster) -> bool:
+    epochs = [s.brokers[b].ctx.epoch for b in _active(s)]
+    return len(epochs) == len(set(epochs))
+
+
+def unique_epoch_sender(s: Cluster) -> bool:
+    """No two brokers send requests stamped with the same controller epoch."""
+    sender: dict[int, int] = {}
+    for b in _active(s):
+        sender[s.brokers[b].ctx.epoch] = b
+    for queue in s.net:
+        for r in queue:
+            if sender.setdefault(r.controller_epoch, r.controller_id) != r.controller_id:
+                return False
+    return True
+
+
+def leader_in_isr_or_none(s: Cluster) -> bool:
+    return all(z.leader == NONE or z.leader in z.isr for z in s.zk.partitions if z is not NO_ZNODE)
+
+
+def isr_non_empty(s: Cluster) -> bool:
+    return all(z.isr for z in s.zk.partitions if z is not NO_ZNODE and z != NO_ZNODE)
+
+
+def only_active_controller_acts(s: Cluster) -> bool:
+    return not s.ghost & Ghost.ACTED_WHILE_INACTIVE
+
+
+def no_illegal_transition_requested(s: Cluster) -> bool:
+    return not s.ghost & Ghost.ILLEGAL_TRANSITION
+
+
+# ---- quiescence invariants (liveness, bounded) -------------------------------------------------
+
+
+def eventually_one_active_controller(s: Cluster) -> bool:
+    if not quiescent(s):
+        return True
+    active = _active(s)
+    return len(active) == 1 and s.zk.controller == active[0]
+
+
+def offline_partition_eventually_online(s: Cluster) -> bool:
+    if not quiescent(s):
+        return True
+    live = _registered(s)
+    return all(z.leader != NONE or not (set(z.isr) & live)
+               for z in s.zk.partitions if z is not NO_ZNODE)
+
+
+def controlled_shutdown_eventually_completes(s: Cluster) -> bool:
+    if not quiescent(s):
+        return True
+    return all(not s.brokers[b].ctx.shutting_down for b in _active(s))
+
+
+def topic_deletion_eventually_completes(s: Cluster) -> bool:
+    return not quiescent(s) or s.zk.delete_topics == 0
+
+
+def reassignment_eventually_completes(s: Cluster) -> bool:
+    zk = s.zk
+    return not quiescent(s) or not (any(zk.reassign) or any(zk.adding) or any(zk.removing))
+
+
+def cache_matches_zk(s: Cluster) -> bool:
+    if not quiescent(s):
+        return True
+    for b in _active(s):
+        ctx = s.brokers[b].ctx
+        for p, z in enumerate(s.zk.partitions):
+            c = ctx.leadership[p]
+            if (z is NO_ZNODE) != (c is NO_ZNODE):
+                return False
+            if z is not NO_ZNODE and (c.leader, c.leader_epoch) != (z.leader, z.leader_epoch):
+                return False
+    return True
+
+
+def broker_incarnation_tracked(s: Cluster) -> bool:
+    if not quiescent(s):
+        return True
+    zk = s.zk
+    for b in _active(s):
+        ctx = s.brokers[b].ctx
+        if any(zk.broker_epochs[d] and ctx.broker_epochs[d] != zk.broker_epochs[d] for d in range(len(s.brokers))):
+            return False
+    return True
+
+
+def at_most_one_believed_leader(s: Cluster) -> bool:
+    if not quiescent(s):
+        return True
+    for p, z in enumerate(s.zk.partitions):
+        believers = [b for b, br in enumerate(s.brokers)
+                     if br.replicas[p].leader == b and not br.replicas[p].stopped]
+        if len(believers) > 1 or (believers and believers[0] != z.leader):
+            return False
+    return True
+
+
+def no_dead_leader_advertised(s: Cluster) -> bool:
+    if not quiescent(s):
+        return True
+    live = _registered(s)
+    return all(z.leader == NONE or z.leader in live for z in s.zk.partitions if z is not NO_ZNODE)
+
+
+# ---- transition invariants ---------------------------------------------------------------------
+
+_CONTROLLER_DATA = ("assignment", "adding", "removing", "partitions", "reassign", "preferred",
+                    "delete_topics", "isr_changes")
+
+
+def zk_writes_fenced(s: Cluster, a, t: Cluster) -> bool:
+    """Every controller ZooKeeper write happens at the current /controller_epoch."""
+    if type(a) is not ControllerProcessEvent:
+        return True
+    if all(getattr(s.zk, f) is getattr(t.zk, f) or getattr(s.zk, f) == getattr(t.zk, f) for f in _CONTROLLER_DATA):
+        return True
+    b = a.broker
+    writer_epoch = t.brokers[b].ctx.epoch if t.brokers[b].active else s.brokers[b].ctx.epoch
+    return writer_epoch == t.zk.controller_epoch
+
+
+def stale_controller_rejected(s: Cluster, a, t: Cluster) -> bool:
+    """A broker's highest accepted controller epoch never goes back."""
+    if type(a) is not NetworkDeliver:
+        return True
+    return t.brokers[a.dst].controller_epoch >= s.brokers[a.dst].controller_epoch
+
+
+def zk_leader_epoch_monotonic(s: Cluster, a, t: Cluster) -> bool:
+    for before, after in zip(s.zk.partitions, t.zk.partitions):
+        if before is not NO_ZNODE and after is not NO_ZNODE and after.leader_epoch < before.leader_epoch:
+            return False
+    return True
+
+
+def controller_bumps_leader_epoch(s: Cluster, a, t: Cluster) -> bool:
+    """Every controller write of a partition state bumps the leader epoch by exactly one (and the
+    zkVersion by one), so over one event both grow by the same amount."""
+    if type(a) is not ControllerProcessEvent:
+        return True
+    for before, after in zip(s.zk.partitions, t.zk.partitions):
+        if before is NO_ZNODE or after is NO_ZNODE or before is after:
+            continue
+        if after.version - before.version != after.leader_epoch - before.leader_epoch:
+            return False
+    return True
+
+
+def broker_leader_epoch_monotonic(s: Cluster, a, t: Cluster) -> bool:
+    if type(a) is not NetworkDeliver:
+        return True
+    before, after = s.brokers[a.dst].replicas, t.brokers[a.dst].replicas
+    return all(y is NO_REPLICA or y.leader_epoch >= x.leader_epoch for x, y in zip(before, after))
+
+
+def no_stale_broker_epoch_applied(s: Cluster, a, t: Cluster) -> bool:
+    if type(a) is not NetworkDeliver:
+        return True
+    request = s.net[a.src * len(s.brokers) + a.dst][0]
+    before, after = s.brokers[a.dst], t.brokers[a.dst]
+    return request.broker_epoch >= before.epoch or (before.replicas == after.replicas
+                                                    and before.metadata_epoch == after.metadata_epoch)
+
+
+def metadata_before_leader_and_isr(s: Cluster, a, t: Cluster) -> bool:
+    """A broker applies a LeaderAndIsr of controller epoch e only after an UpdateMetadata of epoch e."""
+    if type(a) is not NetworkDeliver:
+        return True
+    request = s.net[a.src * len(s.brokers) + a.dst][0]
+    if request.kind is not RequestKind.LeaderAndIsr or s.brokers[a.dst].replicas == t.brokers[a.dst].replicas:
+        return True
+    return s.brokers[a.dst].metadata_epoch >= request.controller_epoch
+
+
+def _elections(observe, s, a) -> list[Election]:
+    if type(a) is not ControllerProcessEvent:
+        return []
+    return [o for o in observe(s, a) if type(o) is Election]
+
+
+def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list]) -> list:
+    """Every property of the model for `cfg`; `observe(state, action)` gives a step's observations."""
+
+    def leader_is_live(s, a, t):
+        return all(e.live >> e.chosen & 1 for e in _elections(observe, s, a))
+
+    def election_rule_conformance(s, a, t):
+        return all(e.chosen == e.expected for e in _elections(observe, s, a))
+
+    def clean_election_from_isr(s, a, t):
+        for e in _elections(observe, s, a):
+            if e.chosen not in e.isr:
+                if not e.unclean_allowed or any(e.online >> r & 1 for r in e.isr):
+                    return False
+        return True
+
+    def deposed_leader_notified(s, a, t):
+        for e in _elections(observe, s, a):
+            old = e.old_leader
+            if old >= 0 and old != e.chosen and e.live >> old & 1 and old not in e.recipients:
+                return False
+        return True
+
+    props: list = [
+        Always("SingleActiveControllerPerEpoch", single_active_controller_per_epoch,
+               "no two active controller modules share an epoch"),
+        Always("UniqueEpochSender", unique_epoch_sender,
+               "requests of one controller epoch all come from one broker (V2)"),
+        Always("LeaderInIsrOrNone", leader_in_isr_or_none, "ZK leader is -1 or in the ISR"),
+        Always("IsrNonEmpty", isr_non_empty, "a partition state znode never has an empty ISR (V6)"),
+        Always("OnlyActiveControllerActs", only_active_controller_acts,
+               "only an active controller batches requests or writes controller znodes (V4)"),
+        Always("NoIllegalTransitionRequested", no_illegal_transition_requested,
+               "the state machines are never asked for a transition their table forbids (V9)"),
+        AlwaysStep("ZkWritesFenced", zk_writes_fenced, "controller writes happen at the current epoch (V3)"),
+        AlwaysStep("StaleControllerRejected", stale_controller_rejected,
+                   "a broker's accepted controller epoch never goes back (V1)"),
+        AlwaysStep("ZkLeaderEpochMonotonic", zk_leader_epoch_monotonic, "ZK leader epochs never go back"),
+        AlwaysStep("ControllerBumpsLeaderEpoch", controller_bumps_leader_epoch,
+                   "each controller write bumps the leader epoch by one"),
+        AlwaysStep("BrokerLeaderEpochMonotonic", broker_leader_epoch_monotonic,
+                   "a broker's applied leader epochs never go back"),
+        AlwaysStep("NoStaleBrokerEpochApplied", no_stale_broker_epoch_applied,
+                   "a request for an older incarnation is not applied (V5)"),
+        AlwaysStep("MetadataBeforeLeaderAndIsr", metadata_before_leader_and_isr,
+                   "UpdateMetadata of an epoch arrives before its LeaderAndIsr"),
+        AlwaysStep("LeaderIsLive", leader_is_live, "an elected leader is live in the controller's view"),
+        AlwaysStep("ElectionRuleConformance", election_rule_conformance,
+                   "the elected leader is what Kafka 2.6's algorithm returns (V7)"),
+        AlwaysStep("CleanElectionFromIsr", clean_election_from_isr,
+                   "a leader outside the ISR only when unclean election is enabled and no ISR member is live"),
+        AlwaysStep("DeposedLeaderNotified", deposed_leader_notified,
+                   "a live deposed leader receives the LeaderAndIsr that deposes it (V8)"),
+    ]
+    quiescence = [
+        ("EventuallyOneActiveController", eventually_one_active_controller),
+        ("OfflinePartitionEventuallyOnline", offline_partition_eventually_online),
+        ("ControlledShutdownEventuallyCompletes", controlled_shutdown_eventually_completes),
+        ("TopicDeletionEventuallyCompletes", topic_deletion_eventually_completes),
+        ("ReassignmentEventuallyCompletes", reassignment_eventually_completes),
+        ("CacheMatchesZk", cache_matches_zk),
+        ("BrokerIncarnationTracked", broker_incarnation_tracked),
+        ("AtMostOneBelievedLeaderAfterQuiescence", at_most_one_believed_leader),
+        ("NoDeadLeaderAdvertised", no_dead_leader_advertised),
+    ]
+    props += [Always(name, fn, "holds whenever no healing action is enabled", kind="quiescence")
+              for name, fn in quiescence]
+    props += _goals(cfg, observe)
+    return props
+
+
+def _goals(cfg: ModelConfig, observe) -> list:
+    def elected_with(strategy, unclean=None):
+        def met(s, a, t):
+            for e in _elections(observe, s, a):
+                if e.strategy in strategy and (unclean is None or (e.chosen not in e.isr) == unclean):
+                    return True
+            return False
+        return met
+
+    goals = [
+        Sometimes("ControllerFailsOver",
+                  lambda s, a, t: any(b.active and b.ctx.epoch >= 2 for b in t.brokers),
+                  "a second controller takes over"),
+        Sometimes("PartitionOfflineAndBack",
+                  lambda s, a, t: any(x is not NO_ZNODE and y is not NO_ZNODE and x.leader == NONE and y.leader >= 0
+                                      for x, y in zip(s.zk.partitions, t.zk.partitions)),
+                  "a partition without a leader gets one again"),
+    ]
+    if cfg.unclean_election:
+        goals.append(Sometimes("UncleanElection", elected_with((Strategy.OFFLINE, Strategy.OFFLINE_ALLOW_UNCLEAN), True),
+                               "a leader is elected from outside the ISR"))
+    if cfg.max_topic_deletions:
+        goals.append(Sometimes("TopicDeleted",
+                               lambda s, a, t: any(x and not y for x, y in zip(s.zk.assignment, t.zk.assignment)),
+                               "a topic is fully deleted"))
+    if cfg.max_reassignments:
+        goals.append(Sometimes("ReassignmentCompletes",
+                               lambda s, a, t: any(x and not y and t.zk.assignment[p] == x
+                                                   for p, (x, y) in enumerate(zip(s.zk.reassign, t.zk.reassign))),
+                               "a partition reaches its reassignment target"))
+    if cfg.max_controlled_shutdowns:
+        goals.append(Sometimes("ControlledShutdownMovesLeadership", elected_with((Strategy.CONTROLLED_SHUTDOWN,)),
+                               "a controlled shutdown moves a leader away"))
+    if cfg.max_preferred_elections or cfg.max_auto_rebalances:
+        goals.append(Sometimes("PreferredLeaderElected", elected_with((Strategy.PREFERRED,)),
+                               "a preferred replica election moves the leader"))
+    return goals
+

@@ -1,0 +1,181 @@
+"""Symmetry over broker ids: a canonical representative of each state's orbit.
+
+Brokers are interchangeable: nothing in Kafka's controller compares broker ids numerically (the
+election scans assignment order, the controller is whoever creates `/controller` first), so
+renaming brokers maps runs to runs. The initial assignment distinguishes brokers, but the
+transition relation is equivariant under renaming, which is what makes exploring canonical states
+sound (TLC SYMMETRY, stateright `Representative`).
+
+A permutation renames *values* everywhere ids occur (controller ids, leaders, ISRs, assignments,
+recipients, event arguments) and re-indexes the per-broker positions (brokers, sessions, watches,
+broker epochs, replica states, channel queues); it never reorders a list: an assignment keeps
+its order, because its head is the preferred leader.
+
+The representative is chosen the stateright way, by sorting, refined on ties: brokers are ordered
+by a signature that does not mention ids (registration order by czxid first, then their local
+state); among brokers whose signatures tie, every ordering is tried and the smallest resulting
+state wins, so the representative is exact (a true orbit minimum over the tied permutations).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from kcm.model.cluster import (
+    NO_ZNODE,
+    Broker,
+    Cluster,
+    Context,
+    Event,
+    EventKind,
+    PartitionZnode,
+    Replica,
+    Request,
+    RequestKind,
+    Zk,
+)
+
+_ID_EVENTS = (EventKind.ControlledShutdown, EventKind.TopicDeletionStopReplicaResponseReceived)
+
+
+def _mask(m: int, pi: tuple[int, ...]) -> int:
+    out = 0
+    b = 0
+    while m:
+        if m & 1:
+            out |= 1 << pi[b]
+        m >>= 1
+        b += 1
+    return out
+
+
+def _ids(t: tuple[int, ...], pi) -> tuple[int, ...]:
+    return tuple(pi[x] for x in t)
+
+
+def _id(x: int, pi) -> int:
+    return pi[x] if x >= 0 else x
+
+
+def _reindex(t: tuple, inv) -> tuple:
+    return tuple(t[inv[j]] for j in range(len(t)))
+
+
+def _znode(z: PartitionZnode, pi) -> PartitionZnode:
+    if z is NO_ZNODE or z == NO_ZNODE:
+        return z
+    return PartitionZnode(_id(z.leader, pi), z.leader_epoch, _ids(z.isr, pi), z.controller_epoch, z.version)
+
+
+def _watches(w: tuple[int, ...], inv) -> tuple[int, ...]:
+    return _reindex(w, inv)
+
+
+def _zk(zk: Zk, pi, inv) -> Zk:
+    return Zk(
+        session=_mask(zk.session, pi),
+        controller=_id(zk.controller, pi),
+        controller_epoch=zk.controller_epoch,
+        broker_epochs=_reindex(zk.broker_epochs, inv),
+        next_zxid=zk.next_zxid,
+        assignment=tuple(_ids(a, pi) for a in zk.assignment),
+        adding=tuple(_ids(a, pi) for a in zk.adding),
+        removing=tuple(_ids(a, pi) for a in zk.removing),
+        partitions=tuple(_znode(z, pi) for z in zk.partitions),
+        reassign=tuple(_ids(a, pi) for a in zk.reassign),
+        preferred=zk.preferred,
+        delete_topics=zk.delete_topics,
+        isr_changes=zk.isr_changes,
+        watches=_watches(zk.watches, inv),
+    )
+
+
+def _ctx(c: Context, pi, inv) -> Context:
+    if not c.live and not c.epoch and not c.channel:
+        return c  # a reset context mentions no broker
+    return Context(
+        epoch=c.epoch, live=_mask(c.live, pi), broker_epochs=_reindex(c.broker_epochs, inv),
+        shutting_down=_mask(c.shutting_down, pi),
+        assignment=tuple(_ids(a, pi) for a in c.assignment), adding=tuple(_ids(a, pi) for a in c.adding),
+        removing=tuple(_ids(a, pi) for a in c.removing), reassigning=c.reassigning,
+        leadership=tuple(_znode(z, pi) for z in c.leadership), partition_states=c.partition_states,
+        replica_states=tuple(_reindex(r, inv) for r in c.replica_states),
+        topics_to_delete=c.topics_to_delete, topics_ineligible=c.topics_ineligible,
+        topics_deletion_started=c.topics_deletion_started, channel=_mask(c.channel, pi))
+
+
+def _event(e: Event, pi) -> Event:
+    return Event(e.kind, pi[e.a], e.b) if e.kind in _ID_EVENTS else e
+
+
+def _replica(r: Replica, pi) -> Replica:
+    if r.leader_epoch < 0 and not r.replicas:
+        return r
+    return Replica(_id(r.leader, pi), r.leader_epoch, _ids(r.isr, pi), r.zk_version, _ids(r.replicas, pi), r.stopped)
+
+
+def _request(q: Request, pi) -> Request:
+    if q.kind is RequestKind.LeaderAndIsr:
+        parts = tuple(x._replace(leader=_id(x.leader, pi), isr=_ids(x.isr, pi), replicas=_ids(x.replicas, pi))
+                      for x in q.partitions)
+    else:
+        parts = q.partitions
+    return Request(q.kind, pi[q.controller_id], q.controller_epoch, q.broker_epoch, parts)
+
+
+def _broker(b: Broker, pi, inv) -> Broker:
+    return b._replace(ctx=_ctx(b.ctx, pi, inv), queue=tuple(_event(e, pi) for e in b.queue),
+                      replicas=tuple(_replica(r, pi) for r in b.replicas))
+
+
+def permute(state: Cluster, pi: tuple[int, ...]) -> Cluster:
+    """`state` with every broker id `b` renamed `pi[b]`."""
+    n = len(pi)
+    inv = [0] * n
+    for old, new in enumerate(pi):
+        inv[new] = old
+    brokers = tuple(_broker(state.brokers[inv[j]], pi, inv) for j in range(n))
+    net = [()] * (n * n)
+    for c in range(n):
+        for d in range(n):
+            q = state.net[c * n + d]
+            if q:
+                net[pi[c] * n + pi[d]] = tuple(_request(r, pi) for r in q)
+    return Cluster(_zk(state.zk, pi, inv), brokers, tuple(net), state.spent, state.ghost)
+
+
+def _signature(state: Cluster, b: int):
+    """What broker `b` looks like without naming any broker: ties are refined by trying orders."""
+    br = state.brokers[b]
+    zk = state.zk
+    epoch = zk.broker_epochs[b]
+    return (epoch == 0, epoch, br.epoch, br.up, br.connected, br.active, br.ctx.epoch, zk.controller == b,
+            len(br.queue), br.controller_epoch, br.metadata_epoch, br.shutdown, br.shutdown_tries,
+            tuple(r.leader_epoch for r in br.replicas), bool(zk.session >> b & 1))
+
+
+def representative(state: Cluster) -> Cluster:
+    """The canonical member of `state`'s orbit under broker renaming."""
+    n = len(state.brokers)
+    sigs = [(_signature(state, b), b) for b in range(n)]
+    sigs.sort()
+    # Group tied brokers; the canonical position of a group is fixed, its internal order is tried.
+    groups: list[list[int]] = []
+    last = object()
+    for sig, b in sigs:
+        if sig != last:
+            groups.append([])
+            last = sig
+        groups[-1].append(b)
+    best = None
+    for orders in itertools.product(*(itertools.permutations(g) for g in groups)):
+        order = [b for group in orders for b in group]  # order[j] = old id placed at new id j
+        pi = [0] * n
+        for new, old in enumerate(order):
+            pi[old] = new
+        pi_t = tuple(pi)
+        candidate = state if pi_t == tuple(range(n)) else permute(state, pi_t)
+        if best is None or candidate < best:
+            best = candidate
+    return best
+
