@@ -280,18 +280,18 @@ class Ghost(IntEnum):
 
     #: A controller module that was not active added requests to a batch or wrote ZooKeeper (V4).
     ACTED_WHILE_INACTIVE = 1
-    #: A state machine was asked for a transition its table does not allow (logged and skipped, V9).
-    ILLEGAL_TRANSITION = 2
 
 
 class Edge(NamedTuple):
-    """Observation: a state machine took `frm -> to` (a valid transition, self-loops included)."""
+    """Observation: a state machine was asked for `frm -> to`; taken if `valid` (self-loops
+    included), else logged and skipped as Kafka does."""
 
     machine: str
     frm: IntEnum
     to: IntEnum
     partition: int
     broker: int
+    valid: bool
 
 
 class Election(NamedTuple):

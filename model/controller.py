@@ -51,13 +51,9 @@ from kcm.model.state_machines import RequestBatch, StateMachinesMixin, Strategy
 from kcm.model.states import PartitionState as P
 from kcm.model.states import ReplicaState as R
 from kcm.model.topic_deletion import TopicDeletionMixin
-from kcm.model.world import ControllerMoved, SessionExpired, World
+from kcm.model.world import ControllerMoved, KafkaError, SessionExpired, World
 
 _ALL_PARTITION_WATCHES = ~((1 << PARTITION_STATE_SHIFT) - 1)
-
-
-class KafkaError(Exception):
-    """Any other exception a handler throws (e.g. `None.get`); `process` logs it and moves on."""
 
 
 class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
@@ -343,7 +339,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         w = self.w
         if not self.zk.isr_changes:
             return
-        w.check_epoch(self.me)
+        w.check_epoch(self.me, self.epoch)
         self.mark_zk_write()
         w.zk = w.zk._replace(isr_changes=0)
         w.fire(Watch.ISR_CHANGE, Event(EventKind.IsrChangeNotification))
@@ -413,7 +409,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
             if zk_triggered:
                 w = self.w
                 if self.zk.preferred:
-                    w.check_epoch(self.me)
+                    w.check_epoch(self.me, self.epoch)
                     self.mark_zk_write()
                     w.zk = w.zk._replace(preferred=0)
                     w.fire(Watch.PREFERRED, None)

@@ -90,10 +90,6 @@ def only_active_controller_acts(s: Cluster) -> bool:
     return not s.ghost & Ghost.ACTED_WHILE_INACTIVE
 
 
-def no_illegal_transition_requested(s: Cluster) -> bool:
-    return not s.ghost & Ghost.ILLEGAL_TRANSITION
-
-
 # ---- quiescence invariants (liveness, bounded) -------------------------------------------------
 
 
@@ -278,8 +274,6 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
         Always("IsrNonEmpty", isr_non_empty, "a partition state znode never has an empty ISR (V6)"),
         Always("OnlyActiveControllerActs", only_active_controller_acts,
                "only an active controller batches requests or writes controller znodes (V4)"),
-        Always("NoIllegalTransitionRequested", no_illegal_transition_requested,
-               "the state machines are never asked for a transition their table forbids (V9)"),
         AlwaysStep("ZkWritesFenced", zk_writes_fenced, "controller writes happen at the current epoch (V3)"),
         AlwaysStep("StaleControllerRejected", stale_controller_rejected,
                    "a broker's accepted controller epoch never goes back (V1)"),

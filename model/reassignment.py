@@ -22,6 +22,7 @@ from kcm.model.election import LeaderAndIsr
 from kcm.model.states import PartitionState as P
 from kcm.model.states import ReplicaState as R
 from kcm.model.state_machines import Strategy
+from kcm.model.world import KafkaError
 
 
 def reassign_to(replicas, adding, removing, target) -> tuple[tuple, tuple, tuple]:
@@ -55,7 +56,11 @@ class ReassignmentMixin:
             if self.is_topic_queued_for_deletion(topic) or not self.assignment[p]:
                 failed |= 1 << p  # UNKNOWN_TOPIC_OR_PARTITION
                 continue
-            self.on_partition_reassignment(p, reassign_to(self.assignment[p], self.adding[p], self.removing[p], target))
+            try:
+                self.on_partition_reassignment(p, reassign_to(self.assignment[p], self.adding[p], self.removing[p],
+                                                              target))
+            except KafkaError:
+                failed |= 1 << p  # UNKNOWN_SERVER_ERROR; ControllerMoved propagates
         if failed:
             self.maybe_remove_from_zk_reassignment(lambda p, replicas: failed >> p & 1)
 
@@ -105,8 +110,10 @@ class ReassignmentMixin:
     def update_leader_epoch_and_send_request(self, p: int) -> None:
         """Bump the leader epoch (no leader or ISR change) and tell ORS and AR (`updateLeaderEpoch`)."""
         znode = self.zk.partitions[p]
-        if znode is NO_ZNODE or znode.controller_epoch > self.epoch:
-            return  # the reassignment fails; Kafka logs it
+        if znode is NO_ZNODE:
+            raise KafkaError("Cannot update leader epoch for partition as leaderAndIsr path is empty")
+        if znode.controller_epoch > self.epoch:
+            raise KafkaError("Leader and isr path written by another controller")  # StateChangeFailedException
         written = self.write_leader_and_isr(p, LeaderAndIsr(znode.leader, znode.leader_epoch + 1, znode.isr), znode)
         self.new_batch()
         self.add_leader_and_isr(self.origin_replicas(p), p, written, is_new=False)
@@ -132,7 +139,7 @@ class ReassignmentMixin:
     def update_replica_assignment(self, p: int) -> None:
         """`setTopicAssignmentRaw`, fenced: persist RS, AR, RR of partition `p`."""
         w = self.w
-        w.check_epoch(self.me)
+        w.check_epoch(self.me, self.epoch)
         self.mark_zk_write()
         zk = w.zk
         w.zk = zk._replace(assignment=put(zk.assignment, p, self.assignment[p]),
@@ -151,7 +158,7 @@ class ReassignmentMixin:
         if not any(reassign):
             return
         updated = tuple(() if t and should_remove(p, t) else t for p, t in enumerate(reassign))
-        w.check_epoch(self.me)
+        w.check_epoch(self.me, self.epoch)
         self.mark_zk_write()
         w.zk = w.zk._replace(reassign=updated)
         if not any(updated):

@@ -2,8 +2,9 @@
 
 `init_states(config)`: every topic exists in ZooKeeper with Kafka's default spread of replicas
 (partition p on brokers p, p+1, ... modulo the broker count) and no partition state znode yet;
-`/controller_epoch` is 0; no broker runs. The first brokers to start race for `/controller`, and
-the first controller creates the partition states (NewPartition -> OnlinePartition).
+`/controller_epoch` is 0; every broker has just started (registered, Startup queued). Their
+controller modules race for `/controller`, and the first controller creates the partition states
+(NewPartition -> OnlinePartition).
 
 `enabled_actions(config, state)` lists the actions whose guards hold, in a fixed order (brokers,
 then the network, then partition leaders, then admins), so that traces replay.
@@ -72,6 +73,18 @@ def default_assignment(cfg: ModelConfig, p: int) -> tuple[int, ...]:
 
 
 def init_states(cfg: ModelConfig) -> tuple[Cluster, ...]:
+    """The cluster as its brokers start: every broker has opened its ZooKeeper session and
+    registered (broker b with czxid b+1) and has its controller Startup event queued; no controller
+    yet, no partition state. (Which broker registers first does not matter up to symmetry, and
+    nothing happens before a broker registers.)"""
+    cold = _cold_state(cfg)
+    w = World(cfg, flags_for(cfg.variant), cold)
+    for b in range(cfg.brokers):
+        broker_side.start(w, b)
+    return (w.freeze(),)
+
+
+def _cold_state(cfg: ModelConfig) -> Cluster:
     nb, np_ = cfg.brokers, cfg.topics * cfg.partitions
     zk = Zk(session=0, controller=NONE, controller_epoch=0, broker_epochs=(0,) * nb, next_zxid=1,
             assignment=tuple(default_assignment(cfg, p) for p in range(np_)),
@@ -80,7 +93,7 @@ def init_states(cfg: ModelConfig) -> tuple[Cluster, ...]:
     down = Broker(up=False, connected=False, epoch=0, active=False, ctx=empty_context(nb, np_), queue=(),
                   controller_epoch=0, metadata_epoch=0, replicas=(broker_side.NO_REPLICA,) * np_,
                   shutdown=Shutdown.NONE, shutdown_tries=0)
-    return (Cluster(zk, (down,) * nb, ((),) * (nb * nb), (0,) * len(Budget), 0),)
+    return Cluster(zk, (down,) * nb, ((),) * (nb * nb), (0,) * len(Budget), 0)
 
 
 def _budget(cfg: ModelConfig) -> tuple[int, ...]:
@@ -376,7 +389,9 @@ class KafkaModel(Model):
         return tuple(a.__name__ for a in ALL_ACTIONS)
 
     def edges_taken(self, state, action, next_state):
-        return [(o.machine, o.frm.name, o.to.name) for o in self.observe(state, action) if type(o) is Edge]
+        # An invalid request is reported under its own key, outside the universe of table edges.
+        return [(o.machine if o.valid else f"illegal {o.machine}", o.frm.name, o.to.name)
+                for o in self.observe(state, action) if type(o) is Edge]
 
     def coverage_universe(self):
         return [(t.name, f.name, to.name) for t in (REPLICA_TABLE, PARTITION_TABLE) for f, to in t.edges()]

@@ -129,7 +129,7 @@ class TopicDeletionMixin:
         successful = self._replicas_in_state(t, R.ReplicaDeletionSuccessful)
         self.handle_replica_state_changes(successful, R.NonExistentReplica)
         w = self.w
-        w.check_epoch(self.me)
+        w.check_epoch(self.me, self.epoch)
         self.mark_zk_write()
         zk = w.zk
         assignment, adding, removing, partitions = (
@@ -155,7 +155,7 @@ class TopicDeletionMixin:
     def delete_topic_deletion_znodes(self, topics: int) -> None:
         """`deleteTopicDeletions`: drop `/admin/delete_topics/<t>` for topics that do not exist (fenced)."""
         w = self.w
-        w.check_epoch(self.me)
+        w.check_epoch(self.me, self.epoch)
         self.mark_zk_write()
         w.zk = w.zk._replace(delete_topics=w.zk.delete_topics & ~topics)
         w.fire(Watch.DELETE_TOPICS, Event(EventKind.TopicDeletion))

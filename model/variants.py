@@ -54,7 +54,7 @@ _VARIANTS = (
             "DeposedLeaderNotified", "v8"),
     Variant("V9", "KAFKA-6650", "2.0.0",
             "OfflineReplica only moves replicas of partitions with leadership info",
-            "NoIllegalTransitionRequested", "v9"),
+            "TopicDeletionEventuallyCompletes", "v9"),
 )
 
 #: The variants by name.

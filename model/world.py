@@ -32,6 +32,7 @@ from kcm.model.cluster import (
     EventKind,
     PartitionZnode,
     Request,
+    RequestKind,
     Watch,
     Zk,
     partition_watch,
@@ -47,6 +48,10 @@ class Overflow(Exception):
 
 class SessionExpired(Exception):
     """A ZooKeeper operation by a broker whose session has expired (it has not noticed yet)."""
+
+
+class KafkaError(Exception):
+    """Any other exception a controller handler throws (IllegalStateException, `None.get`, ...)."""
 
 
 class ControllerMoved(Exception):
@@ -142,14 +147,14 @@ class World:
 
     # ---- ZooKeeper writes ------------------------------------------------------------------
 
-    def check_epoch(self, b: int) -> None:
-        """The /controller_epoch CheckOp prefixed to every controller write (2.1+, KAFKA-6082).
+    def check_epoch(self, b: int, epoch_zk_version: int) -> None:
+        """The /controller_epoch CheckOp prefixed to every controller write by `b` (2.1+, KAFKA-6082).
 
         Variant V3 writes without it."""
         self.zk_of(b)
         if self.flags.no_zk_epoch_fence:
             return
-        if self.brokers[b].ctx.epoch != self.zk.controller_epoch:
+        if epoch_zk_version != self.zk.controller_epoch:
             raise ControllerMoved(b)
 
     def set_partition_state(self, p: int, znode: PartitionZnode) -> None:
@@ -179,7 +184,12 @@ class World:
 
     def send(self, src: int, dst: int, request: Request) -> None:
         i = src * self.nb + dst
-        self.net[i] = self.net[i] + (request,)
+        queue = self.net[i]
+        # The model's UpdateMetadata carries only its stamps, so one queued right behind an equal
+        # one changes nothing when applied: it is coalesced (docs/model.md, "Abstractions").
+        if queue and queue[-1] == request and request.kind is RequestKind.UpdateMetadata:
+            return
+        self.net[i] = queue + (request,)
 
     def drop_channel(self, src: int, dst: int) -> None:
         """`removeBroker`, or the whole channel manager shut down: queued requests are discarded."""
