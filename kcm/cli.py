@@ -12,10 +12,10 @@ import sys
 import click
 
 from kcm import __version__
-from kcm.commands import check, diagram, prove, trace
+from kcm.commands import check, diagram, explore, prove, trace, variants
 from kcm.errors import EXIT_INCOMPLETE, EXIT_USAGE, KcmError
 
-COMMANDS = (check.command, diagram.command, trace.command, prove.command)
+COMMANDS = (check.command, explore.command, prove.command, variants.command, trace.command, diagram.command)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -126,9 +126,9 @@ def deliver(w: World, src: int, dst: int) -> None:
                     replicas[part.partition] = NO_REPLICA
                 elif current is not NO_REPLICA:
                     replicas[part.partition] = current._replace(leader=NONE, isr=(), stopped=True)
-        if deletions:
-            _answer_stop_replica(w, src, dst, deletions)
     w.brokers[dst] = broker._replace(replicas=tuple(replicas))
+    if deletions:  # after the broker's own update: the sender may be this very broker
+        _answer_stop_replica(w, src, dst, deletions)
 
 
 def _answer_stop_replica(w: World, src: int, dst: int, partitions: int) -> None:

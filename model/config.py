@@ -33,6 +33,8 @@ class ModelConfig:
     brokers: int = 3
     #: Number of topics; each has `partitions` partitions of `replication_factor` replicas.
     topics: int = 1
+    #: How many of the topics exist at the start; the others can be created (`max_topic_creations`).
+    initial_topics: int = -1
     partitions: int = 1
     replication_factor: int = 2
     #: `unclean.leader.election.enable` per topic (one value applies to every topic).
@@ -55,6 +57,11 @@ class ModelConfig:
     max_controller_moves: int = 0
     #: `controlled.shutdown.max.retries` (Kafka's default is 3; small values keep the space small).
     controlled_shutdown_max_retries: int = 1
+    #: Bounds across kinds: how many faults (crash, session expiry, leader ISR shrink, controller
+    #: move) and how many admin operations (the rest) one run may have in all; -1 for no bound
+    #: beyond the per-kind ones. They keep "every feature on" configs exhaustible.
+    max_faults: int = -1
+    max_admin_ops: int = -1
     #: Capacity of each broker's controller event queue (Kafka's is unbounded; the model's is not).
     event_queue_capacity: int = 4
     #: Optional data: per replica a log end offset and high watermark, up to `max_offset`.
@@ -92,6 +99,11 @@ class ModelConfig:
         config.validate(where=where)
         return config
 
+    @property
+    def existing_topics(self) -> int:
+        """The topics that exist at the start (`initial_topics`, all of them when -1)."""
+        return self.topics if self.initial_topics < 0 else self.initial_topics
+
     def validate(self, *, where: str = "config") -> None:
         """Check every range, and the relations between fields; raise `ConfigError` on the first problem."""
         for name, (lo, hi) in _RANGES.items():
@@ -115,6 +127,7 @@ _MAX_OFFSET = 3
 _RANGES: dict[str, tuple[int, Any]] = {
     "brokers": (1, _MAX_BROKERS),
     "topics": (1, 3),
+    "initial_topics": (-1, lambda c: c.topics),
     "partitions": (1, 3),
     "replication_factor": (1, lambda c: c.brokers),
     "max_broker_crashes": (0, 4),
@@ -130,6 +143,8 @@ _RANGES: dict[str, tuple[int, Any]] = {
     "max_controller_moves": (0, 2),
     "controlled_shutdown_max_retries": (0, 3),
     "event_queue_capacity": (1, 16),
+    "max_faults": (-1, 8),
+    "max_admin_ops": (-1, 8),
     "max_offset": (0, _MAX_OFFSET),
 }
 _RANGE_WHY = {

@@ -259,10 +259,16 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
         return True
 
     def deposed_leader_notified(s, a, t):
+        """The deposed leader, if live, is sent a LeaderAndIsr or a StopReplica for the partition
+        in the same event (a reassignment stops the removed old leader instead of demoting it)."""
+        n = len(s.brokers)
         for e in _elections(observe, s, a):
             old = e.old_leader
             if old >= 0 and old != e.chosen and e.live >> old & 1 and old not in e.recipients:
-                return False
+                i = a.broker * n + old
+                sent = t.net[i][len(s.net[i]):] if t.net[i][:len(s.net[i])] == s.net[i] else t.net[i]
+                if not any(part.partition == e.partition for r in sent for part in r.partitions):
+                    return False
         return True
 
     props: list = [

@@ -17,6 +17,7 @@ the invariants of `invariants.py` and the symmetry of `symmetry.py`.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import marshal
@@ -87,7 +88,8 @@ def init_states(cfg: ModelConfig) -> tuple[Cluster, ...]:
 def _cold_state(cfg: ModelConfig) -> Cluster:
     nb, np_ = cfg.brokers, cfg.topics * cfg.partitions
     zk = Zk(session=0, controller=NONE, controller_epoch=0, broker_epochs=(0,) * nb, next_zxid=1,
-            assignment=tuple(default_assignment(cfg, p) for p in range(np_)),
+            assignment=tuple(default_assignment(cfg, p) if p // cfg.partitions < cfg.existing_topics else ()
+                             for p in range(np_)),
             adding=((),) * np_, removing=((),) * np_, partitions=(NO_ZNODE,) * np_, reassign=((),) * np_,
             preferred=0, delete_topics=0, isr_changes=0, watches=(0,) * nb)
     down = Broker(up=False, connected=False, epoch=0, active=False, ctx=empty_context(nb, np_), queue=(),
@@ -111,6 +113,11 @@ def _budget(cfg: ModelConfig) -> tuple[int, ...]:
     return tuple(limits)
 
 
+_FAULTS = frozenset({Budget.BROKER_CRASHES, Budget.SESSION_EXPIRIES, Budget.LEADER_ISR_SHRINKS,
+                     Budget.CONTROLLER_MOVES})
+_ADMIN = frozenset(Budget) - _FAULTS
+
+
 def enabled_actions(cfg: ModelConfig, state: Cluster) -> list:
     """Every action whose guard holds, in a fixed order. (`KafkaModel.successors` also drops the
     ones whose step would overflow a queue.)"""
@@ -118,8 +125,11 @@ def enabled_actions(cfg: ModelConfig, state: Cluster) -> list:
     spent = state.spent
     zk = state.zk
 
+    faults_ok = cfg.max_faults < 0 or sum(spent[b] for b in _FAULTS) < cfg.max_faults
+    admin_ok = cfg.max_admin_ops < 0 or sum(spent[b] for b in _ADMIN) < cfg.max_admin_ops
+
     def left(b: Budget) -> bool:
-        return spent[b] < limits[b]
+        return spent[b] < limits[b] and (faults_ok if b in _FAULTS else admin_ok)
 
     nb = cfg.brokers
     np_ = cfg.topics * cfg.partitions
@@ -437,3 +447,13 @@ def state_fields(s: Cluster) -> dict:
     out["spent"] = s.spent
     out["ghost"] = s.ghost
     return out
+
+
+def model_for(symmetry: bool = True, **config) -> KafkaModel:
+    """The model of a config given as plain fields (how traces name their model for replay)."""
+    return KafkaModel(ModelConfig.from_mapping(config), symmetry=symmetry)
+
+
+def config_fields(cfg: ModelConfig) -> dict:
+    """A config as the plain fields `model_for` takes back."""
+    return {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg) if f.name != "description"}

@@ -1,0 +1,125 @@
+"""Results for CI: the JSON report (a versioned contract, `docs/report-schema.json`) and JUnit XML.
+
+The JSON report is what CI scripts parse, so its shape only grows: a field is never renamed or
+removed without bumping `schema_version`. Its fields (DESIGN.md §4): `schema_version`, `verdict`
+(`pass` / `violation` / `incomplete`), `preset`, `engine`, `distinct_states`, `generated_states`,
+`depth`, `symmetry`, `duration_s`, `violations` (each `invariant`, `kind`, `trace_length`,
+`trace_file`), `goals` (name -> met), `coverage` (`table_edges_taken`, `table_edges_total`,
+`untaken`, `illegal_requests`, `actions`), `proofs` (each `property`, `brokers`, `result`,
+`seconds`), plus `variant`, `kafka_version` and `kcm_version`.
+
+JUnit XML has one test case per property checked (failed if violated), per goal (failed if not
+met), per proof (failed unless proved) and one for table coverage, so CI dashboards show them.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from kcm import KAFKA_VERSION, __version__
+from kcm.checker.result import CheckResult
+
+SCHEMA_VERSION = 1
+
+
+def verdict_of(result: CheckResult | None, proofs: Sequence[Any]) -> str:
+    """The overall verdict: a failed proof or a violation wins, then an incomplete part."""
+    if any(p.result == "failed" for p in proofs) or (result is not None and result.verdict == "violation"):
+        return "violation"
+    if any(p.result != "proved" for p in proofs) or (result is not None and result.verdict == "incomplete"):
+        return "incomplete"
+    return "pass"
+
+
+def _edge(e: Any) -> str:
+    return " ".join(str(x) for x in e) if isinstance(e, tuple) else str(e)
+
+
+def build(result: CheckResult | None, proofs: Sequence[Any], *, preset: str, variant: str = "",
+          trace_files: Mapping[str, str] | None = None, duration_s: float | None = None) -> dict[str, Any]:
+    """The JSON report as a dict."""
+    trace_files = trace_files or {}
+    doc: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "kcm_version": __version__,
+        "kafka_version": KAFKA_VERSION,
+        "verdict": verdict_of(result, proofs),
+        "preset": preset,
+        "variant": variant,
+        "engine": result.engine if result is not None else None,
+        "proofs": [{"property": p.property, "brokers": p.brokers, "result": p.result,
+                    "seconds": round(p.seconds, 4)} for p in proofs],
+    }
+    if result is None:
+        doc.update(distinct_states=0, generated_states=0, depth=0, symmetry=False,
+                   duration_s=round(duration_s or 0.0, 3), violations=[], goals={},
+                   coverage={"table_edges_taken": 0, "table_edges_total": 0, "untaken": [],
+                             "illegal_requests": [], "actions": {}})
+        return doc
+    cov = result.coverage
+    taken = [e for e in cov.edges_taken if e not in cov.outside_universe]
+    doc.update(
+        distinct_states=result.stats.distinct,
+        generated_states=result.stats.generated,
+        depth=result.stats.depth,
+        symmetry=result.symmetry,
+        duration_s=round(duration_s if duration_s is not None else result.stats.duration_s, 3),
+        violations=[{"invariant": v.name, "kind": v.kind, "trace_length": v.trace_length,
+                     "trace_file": trace_files.get(v.name)} for v in result.violations],
+        goals={name: g.met for name, g in result.goals.items()},
+        coverage={
+            "table_edges_taken": len(taken),
+            "table_edges_total": cov.edges_total,
+            "untaken": [_edge(e) for e in cov.untaken],
+            "illegal_requests": [_edge(e) for e in cov.outside_universe],
+            "actions": {a.name: {"evaluations": a.evaluations, "new_states": a.new_states} for a in cov.actions},
+        },
+    )
+    return doc
+
+
+def write_json(doc: Mapping[str, Any], path: str | Path) -> Path:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    return p
+
+
+def junit(result: CheckResult | None, proofs: Sequence[Any], *, preset: str) -> ET.Element:
+    """JUnit XML: one test suite per part (properties, goals, proofs, coverage)."""
+    suites = ET.Element("testsuites", name=f"kcm check {preset}")
+
+    def suite(name: str, cases: list[tuple[str, str | None, float]]) -> None:
+        failures = sum(1 for _, msg, _ in cases if msg)
+        s = ET.SubElement(suites, "testsuite", name=name, tests=str(len(cases)), failures=str(failures))
+        for case, msg, secs in cases:
+            c = ET.SubElement(s, "testcase", classname=f"kcm.{name}", name=case, time=f"{secs:.3f}")
+            if msg:
+                ET.SubElement(c, "failure", message=msg).text = msg
+
+    if result is not None:
+        violated = {v.name: v for v in result.violations}
+        cases = []
+        for name in result.checked:
+            v = violated.get(name)
+            cases.append((name, f"{v.kind} violated after {v.trace_length} steps" if v else None, 0.0))
+        suite("properties", cases)
+        suite("goals", [(g.name, None if g.met else "never met", 0.0) for g in result.goals.values()])
+        untaken = result.coverage.untaken
+        suite("coverage", [("every table edge taken", f"untaken: {', '.join(map(_edge, untaken))}" if untaken else None,
+                            0.0)])
+    if proofs:
+        suite("proofs", [(f"{p.property} [{p.brokers} brokers]", None if p.result == "proved" else p.result,
+                          p.seconds) for p in proofs])
+    return suites
+
+
+def write_junit(element: ET.Element, path: str | Path) -> Path:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(element).write(p, encoding="utf-8", xml_declaration=True)
+    return p
