@@ -45,7 +45,7 @@ from kcm.model.world import World
 def fresh_broker_fields(w: World) -> dict:
     """The in-memory state a broker process starts with (and loses when it dies)."""
     return dict(active=False, ctx=empty_context(w.nb, w.np), queue=(), controller_epoch=0, metadata_epoch=0,
-                replicas=(NO_REPLICA,) * w.np, shutdown=Shutdown.NONE, shutdown_tries=0)
+                metadata_controller=NONE, replicas=(NO_REPLICA,) * w.np, shutdown=Shutdown.NONE, shutdown_tries=0)
 
 
 def start(w: World, b: int) -> None:
@@ -58,7 +58,10 @@ def start(w: World, b: int) -> None:
 
 def stop(w: World, b: int) -> None:
     """The process stops (a crash, or the end of a controlled shutdown): all memory is lost, and so
-    are the requests queued in its channel manager. The session is the caller's business."""
+    are the requests queued in its channel manager. The session is the caller's business.
+    A broker waiting for this controller's answer to its ControlledShutdownRequest sees the
+    connection drop and retries."""
+    _fail_pending_controlled_shutdowns(w, b)
     w.brokers[b] = w.brokers[b]._replace(up=False, connected=False, **fresh_broker_fields(w))
     w.zk = w.zk._replace(watches=put(w.zk.watches, b, 0))
     for d in range(w.nb):
@@ -71,15 +74,19 @@ def expire_session(w: World, b: int) -> None:
     w.delete_ephemerals(b)
 
 
-def notice_expiry(w: World, b: int) -> None:
-    """`beforeInitializingSession`: `clearAndPut(Expire)`. Preempted ControlledShutdown events
-    answer their callback with ControllerMovedException (KAFKA-10193)."""
-    broker = w.brokers[b]
-    for event in broker.queue:
+def _fail_pending_controlled_shutdowns(w: World, b: int) -> None:
+    """Every ControlledShutdown queued at `b` is answered with a failure: the requester retries."""
+    for event in w.brokers[b].queue:
         if event.kind is EventKind.ControlledShutdown:
             requester = w.brokers[event.a]
             if requester.up and requester.epoch == event.b and requester.shutdown is Shutdown.AWAITING:
                 w.brokers[event.a] = requester._replace(shutdown=Shutdown.RETRY)
+
+
+def notice_expiry(w: World, b: int) -> None:
+    """`beforeInitializingSession`: `clearAndPut(Expire)`. Preempted ControlledShutdown events
+    answer their callback with ControllerMovedException (KAFKA-10193)."""
+    _fail_pending_controlled_shutdowns(w, b)
     broker = w.brokers[b]
     w.brokers[b] = broker._replace(connected=False, queue=(Event(EventKind.Expire),))
 
@@ -99,12 +106,14 @@ def deliver(w: World, src: int, dst: int) -> None:
     stale_controller = (request.controller_epoch < broker.controller_epoch
                         and not w.flags.no_broker_controller_epoch_check)
     if stale_broker_epoch or stale_controller:
+        deletions &= _deletion_in_progress(w, src)
         if deletions:
             _answer_stop_replica(w, src, dst, -deletions)
         return
     broker = broker._replace(controller_epoch=request.controller_epoch)
     if request.kind is RequestKind.UpdateMetadata:
-        w.brokers[dst] = broker._replace(metadata_epoch=request.controller_epoch)
+        w.brokers[dst] = broker._replace(metadata_epoch=request.controller_epoch,
+                                         metadata_controller=request.controller_id)
         return
     replicas = list(broker.replicas)
     if request.kind is RequestKind.LeaderAndIsr:
@@ -121,14 +130,26 @@ def deliver(w: World, src: int, dst: int) -> None:
         for part in request.partitions:
             current = replicas[part.partition]
             if (part.leader_epoch in (EPOCH_DURING_DELETE, NO_EPOCH) or part.leader_epoch > current.leader_epoch
-                    or current is NO_REPLICA):
+                    or current == NO_REPLICA):
                 if part.delete:
                     replicas[part.partition] = NO_REPLICA
-                elif current is not NO_REPLICA:
+                elif current != NO_REPLICA:
                     replicas[part.partition] = current._replace(leader=NONE, isr=(), stopped=True)
     w.brokers[dst] = broker._replace(replicas=tuple(replicas))
+    deletions &= _deletion_in_progress(w, src)
     if deletions:  # after the broker's own update: the sender may be this very broker
         _answer_stop_replica(w, src, dst, deletions)
+
+
+def _deletion_in_progress(w: World, src: int) -> int:
+    """Partitions of the topics whose deletion the sending controller has started
+    (`isTopicDeletionInProgress`): only those go back as TopicDeletionStopReplicaResponseReceived."""
+    started = w.brokers[src].ctx.topics_deletion_started
+    mask = 0
+    for p in range(w.np):
+        if started >> w.topic_of(p) & 1:
+            mask |= 1 << p
+    return mask
 
 
 def _answer_stop_replica(w: World, src: int, dst: int, partitions: int) -> None:
@@ -147,6 +168,7 @@ def leader_writes_isr(w: World, b: int, p: int, new_isr: tuple[int, ...]) -> boo
         return False
     written = PartitionZnode(b, replica.leader_epoch, new_isr, znode.controller_epoch, znode.version + 1)
     w.set_partition_state(p, written)
+    broker = w.brokers[b]  # the write may have queued an event at this broker's own controller
     replicas = put(broker.replicas, p, replica._replace(isr=new_isr, zk_version=written.version))
     w.brokers[b] = broker._replace(replicas=replicas)
     if not w.zk.isr_changes >> p & 1:

@@ -236,9 +236,11 @@ class Broker(NamedTuple):
     active: bool
     ctx: Context
     queue: tuple[Event, ...]
-    #: The replica manager: highest controller epoch accepted, epoch of the last UpdateMetadata.
+    #: The replica manager: highest controller epoch accepted, the last UpdateMetadata's epoch and sender.
     controller_epoch: int
     metadata_epoch: int
+    #: The controller id the last UpdateMetadata named (the metadata cache's controllerId).
+    metadata_controller: int
     replicas: tuple[Replica, ...]
     shutdown: Shutdown
     shutdown_tries: int

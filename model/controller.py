@@ -184,7 +184,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         self.process_zk_partition_reassignment()
         self.try_topic_deletion()
         pending = [p for p in bits(self.zk.preferred)
-                   if self.assignment[p] and self.leadership[p] is not NO_ZNODE
+                   if self.assignment[p] and self.leadership[p] != NO_ZNODE
                    and self.leadership[p].leader != self.assignment[p][0]
                    and not self.is_topic_queued_for_deletion(w.topic_of(p))]
         self.on_replica_election(pending, Strategy.PREFERRED, zk_triggered=True)
@@ -211,7 +211,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
             if not self.assignment[p]:
                 continue
             z = self.leadership[p]
-            if z is NO_ZNODE:
+            if z == NO_ZNODE:
                 self.partition_states[p] = P.NewPartition
             elif self.is_replica_online(z.leader):
                 self.partition_states[p] = P.OnlinePartition
@@ -328,9 +328,8 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
                 self.new_batch()
                 self.add_update_metadata(self.live_brokers())
                 self.send_requests_to_brokers()
-                for p in partitions:
-                    if self.reassigning >> p & 1:
-                        self.maybe_complete_reassignment(p)
+                # (Completing reassignments from here came with AlterIsr in 2.7; in 2.6 the
+                # partition state znode's watch does it.)
         finally:
             self.delete_isr_change_notifications()
 
@@ -347,11 +346,11 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
     def process_controlled_shutdown(self, event: Event) -> None:
         """`processControlledShutdown`; the answer goes straight back to the requesting broker."""
         b, broker_epoch = event.a, event.b
-        try:
+        try:  # `Try { doControlledShutdown(id, brokerEpoch) }`: every failure goes to the callback
             remaining = self.do_controlled_shutdown(b, broker_epoch)
         except (ControllerMoved, SessionExpired, KafkaError):
-            self.answer_controlled_shutdown(b, broker_epoch, None)  # the callback gets the failure
-            raise
+            self.batch.clear()
+            remaining = None
         self.answer_controlled_shutdown(b, broker_epoch, remaining)
 
     def do_controlled_shutdown(self, b: int, broker_epoch: int) -> int | None:
@@ -365,7 +364,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         self.shutting_down |= 1 << b
         w = self.w
         act_on = [p for p in range(w.np) if b in self.assignment[p] and len(self.assignment[p]) > 1
-                  and self.leadership[p] is not NO_ZNODE and not self.is_topic_queued_for_deletion(w.topic_of(p))]
+                  and self.leadership[p] != NO_ZNODE and not self.is_topic_queued_for_deletion(w.topic_of(p))]
         led = [p for p in act_on if self.leadership[p].leader == b]
         followed = [p for p in act_on if self.leadership[p].leader != b]
         self.handle_partition_state_changes(led, P.OnlinePartition, Strategy.CONTROLLED_SHUTDOWN)
@@ -374,8 +373,10 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
             self.add_stop_replica((b,), p, delete=False)
         self.send_requests_to_brokers()
         self.handle_replica_state_changes([(p, b) for p in followed], R.OfflineReplica)
-        return mask_of(p for p in range(w.np) if self.leadership[p] is not NO_ZNODE
-                       and self.leadership[p].leader == b and not self.is_topic_queued_for_deletion(w.topic_of(p)))
+        # `partitionLeadersOnBroker`: led by `b`, more than one replica, topic not being deleted
+        return mask_of(p for p in range(w.np) if self.leadership[p] != NO_ZNODE
+                       and self.leadership[p].leader == b and len(self.assignment[p]) > 1
+                       and not self.is_topic_queued_for_deletion(w.topic_of(p)))
 
     def answer_controlled_shutdown(self, b: int, broker_epoch: int, remaining: int | None) -> None:
         w = self.w
@@ -395,7 +396,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         partitions = [p for p in bits(self.zk.preferred) if self.assignment[p]
                       and not self.is_topic_queued_for_deletion(w.topic_of(p))]
         for p in partitions:
-            if self.leadership[p] is NO_ZNODE:
+            if self.leadership[p] == NO_ZNODE:
                 raise KafkaError("partitionLeadershipInfo(partition).get on a partition without a leader")
         electable = [p for p in partitions if self.leadership[p].leader != self.assignment[p][0]]
         self.on_replica_election(electable, Strategy.PREFERRED, zk_triggered=True)
@@ -424,7 +425,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         for p in range(w.np):
             a = self.assignment[p]
             z = self.leadership[p]
-            if (not a or z is NO_ZNODE or z.leader == a[0]
+            if (not a or z == NO_ZNODE or z.leader == a[0]
                     or self.is_topic_queued_for_deletion(w.topic_of(p))):
                 continue
             online = frozenset(bits(self.online_mask()))

@@ -67,10 +67,12 @@ def single_active_controller_per_epoch(s: Cluster) -> bool:
 
 
 def unique_epoch_sender(s: Cluster) -> bool:
-    """No two brokers send requests stamped with the same controller epoch."""
+    """No two brokers send requests stamped with the same controller epoch: among the requests in
+    flight and the UpdateMetadata each broker last applied, one epoch means one sender."""
     sender: dict[int, int] = {}
-    for b in _active(s):
-        sender[s.brokers[b].ctx.epoch] = b
+    for b in s.brokers:
+        if b.metadata_controller >= 0:
+            sender[b.metadata_epoch] = b.metadata_controller
     for queue in s.net:
         for r in queue:
             if sender.setdefault(r.controller_epoch, r.controller_id) != r.controller_id:
@@ -79,11 +81,11 @@ def unique_epoch_sender(s: Cluster) -> bool:
 
 
 def leader_in_isr_or_none(s: Cluster) -> bool:
-    return all(z.leader == NONE or z.leader in z.isr for z in s.zk.partitions if z is not NO_ZNODE)
+    return all(z.leader == NONE or z.leader in z.isr for z in s.zk.partitions if z != NO_ZNODE)
 
 
 def isr_non_empty(s: Cluster) -> bool:
-    return all(z.isr for z in s.zk.partitions if z is not NO_ZNODE and z != NO_ZNODE)
+    return all(z.isr for z in s.zk.partitions if z != NO_ZNODE)
 
 
 def only_active_controller_acts(s: Cluster) -> bool:
@@ -105,7 +107,7 @@ def offline_partition_eventually_online(s: Cluster) -> bool:
         return True
     live = _registered(s)
     return all(z.leader != NONE or not (set(z.isr) & live)
-               for z in s.zk.partitions if z is not NO_ZNODE)
+               for z in s.zk.partitions if z != NO_ZNODE)
 
 
 def controlled_shutdown_eventually_completes(s: Cluster) -> bool:
@@ -130,9 +132,9 @@ def cache_matches_zk(s: Cluster) -> bool:
         ctx = s.brokers[b].ctx
         for p, z in enumerate(s.zk.partitions):
             c = ctx.leadership[p]
-            if (z is NO_ZNODE) != (c is NO_ZNODE):
+            if (z == NO_ZNODE) != (c == NO_ZNODE):
                 return False
-            if z is not NO_ZNODE and (c.leader, c.leader_epoch) != (z.leader, z.leader_epoch):
+            if z != NO_ZNODE and (c.leader, c.leader_epoch) != (z.leader, z.leader_epoch):
                 return False
     return True
 
@@ -163,7 +165,7 @@ def no_dead_leader_advertised(s: Cluster) -> bool:
     if not quiescent(s):
         return True
     live = _registered(s)
-    return all(z.leader == NONE or z.leader in live for z in s.zk.partitions if z is not NO_ZNODE)
+    return all(z.leader == NONE or z.leader in live for z in s.zk.partitions if z != NO_ZNODE)
 
 
 # ---- transition invariants ---------------------------------------------------------------------
@@ -192,7 +194,7 @@ def stale_controller_rejected(s: Cluster, a, t: Cluster) -> bool:
 
 def zk_leader_epoch_monotonic(s: Cluster, a, t: Cluster) -> bool:
     for before, after in zip(s.zk.partitions, t.zk.partitions):
-        if before is not NO_ZNODE and after is not NO_ZNODE and after.leader_epoch < before.leader_epoch:
+        if before != NO_ZNODE and after != NO_ZNODE and after.leader_epoch < before.leader_epoch:
             return False
     return True
 
@@ -203,7 +205,7 @@ def controller_bumps_leader_epoch(s: Cluster, a, t: Cluster) -> bool:
     if type(a) is not ControllerProcessEvent:
         return True
     for before, after in zip(s.zk.partitions, t.zk.partitions):
-        if before is NO_ZNODE or after is NO_ZNODE or before is after:
+        if before == NO_ZNODE or after == NO_ZNODE or before is after:
             continue
         if after.version - before.version != after.leader_epoch - before.leader_epoch:
             return False
@@ -214,7 +216,7 @@ def broker_leader_epoch_monotonic(s: Cluster, a, t: Cluster) -> bool:
     if type(a) is not NetworkDeliver:
         return True
     before, after = s.brokers[a.dst].replicas, t.brokers[a.dst].replicas
-    return all(y is NO_REPLICA or y.leader_epoch >= x.leader_epoch for x, y in zip(before, after))
+    return all(y == NO_REPLICA or y.leader_epoch >= x.leader_epoch for x, y in zip(before, after))
 
 
 def no_stale_broker_epoch_applied(s: Cluster, a, t: Cluster) -> bool:
@@ -331,7 +333,7 @@ def _goals(cfg: ModelConfig, observe) -> list:
                   lambda s, a, t: any(b.active and b.ctx.epoch >= 2 for b in t.brokers),
                   "a second controller takes over"),
         Sometimes("PartitionOfflineAndBack",
-                  lambda s, a, t: any(x is not NO_ZNODE and y is not NO_ZNODE and x.leader == NONE and y.leader >= 0
+                  lambda s, a, t: any(x != NO_ZNODE and y != NO_ZNODE and x.leader == NONE and y.leader >= 0
                                       for x, y in zip(s.zk.partitions, t.zk.partitions)),
                   "a partition without a leader gets one again"),
     ]

@@ -101,7 +101,7 @@ class ReassignmentMixin:
         if not (self.adding[p] or self.removing[p]):
             return True
         znode = self.zk.partitions[p]
-        return znode is not NO_ZNODE and set(self.target_replicas(p)) <= set(znode.isr)
+        return znode != NO_ZNODE and set(self.target_replicas(p)) <= set(znode.isr)
 
     def maybe_complete_reassignment(self, p: int) -> None:
         if self.is_reassignment_complete(p):
@@ -110,7 +110,7 @@ class ReassignmentMixin:
     def update_leader_epoch_and_send_request(self, p: int) -> None:
         """Bump the leader epoch (no leader or ISR change) and tell ORS and AR (`updateLeaderEpoch`)."""
         znode = self.zk.partitions[p]
-        if znode is NO_ZNODE:
+        if znode == NO_ZNODE:
             raise KafkaError("Cannot update leader epoch for partition as leaderAndIsr path is empty")
         if znode.controller_epoch > self.epoch:
             raise KafkaError("Leader and isr path written by another controller")  # StateChangeFailedException
@@ -161,9 +161,9 @@ class ReassignmentMixin:
         w.check_epoch(self.me, self.epoch)
         self.mark_zk_write()
         w.zk = w.zk._replace(reassign=updated)
+        w.fire(Watch.REASSIGN, None)  # PartitionReassignmentHandler only handles creation
         if not any(updated):
             # deletePartitionReassignment, then "Ensure we detect future reassignments"
-            w.fire(Watch.REASSIGN, None)
             w.enqueue(self.me, Event(EventKind.ZkPartitionReassignment))
 
     def resume_reassignments_for(self, brokers: int) -> None:

@@ -93,7 +93,7 @@ def _cold_state(cfg: ModelConfig) -> Cluster:
             adding=((),) * np_, removing=((),) * np_, partitions=(NO_ZNODE,) * np_, reassign=((),) * np_,
             preferred=0, delete_topics=0, isr_changes=0, watches=(0,) * nb)
     down = Broker(up=False, connected=False, epoch=0, active=False, ctx=empty_context(nb, np_), queue=(),
-                  controller_epoch=0, metadata_epoch=0, replicas=(broker_side.NO_REPLICA,) * np_,
+                  controller_epoch=0, metadata_epoch=0, metadata_controller=NONE, replicas=(broker_side.NO_REPLICA,) * np_,
                   shutdown=Shutdown.NONE, shutdown_tries=0)
     return Cluster(zk, (down,) * nb, ((),) * (nb * nb), (0,) * len(Budget), 0)
 
@@ -421,7 +421,7 @@ def state_fields(s: Cluster) -> dict:
         "zk.session": _set(zk.session), "zk.controller": zk.controller,
         "zk.controller_epoch": zk.controller_epoch, "zk.broker_epochs": zk.broker_epochs,
         "zk.assignment": zk.assignment, "zk.adding": zk.adding, "zk.removing": zk.removing,
-        "zk.partitions": tuple(None if z is NO_ZNODE else z._asdict() for z in zk.partitions),
+        "zk.partitions": tuple(None if z == NO_ZNODE else z._asdict() for z in zk.partitions),
         "zk.reassign": zk.reassign, "zk.preferred": _set(zk.preferred),
         "zk.delete_topics": _set(zk.delete_topics), "zk.isr_changes": _set(zk.isr_changes),
         "zk.watches": tuple(_set(w) for w in zk.watches),
@@ -432,10 +432,11 @@ def state_fields(s: Cluster) -> dict:
             "up": br.up, "connected": br.connected, "epoch": br.epoch, "active": br.active,
             "queue": tuple(f"{e.kind.name}({e.a},{e.b})" if e.a != NONE else e.kind.name for e in br.queue),
             "controller_epoch": br.controller_epoch, "metadata_epoch": br.metadata_epoch,
+            "metadata_controller": br.metadata_controller,
             "replicas": tuple(r._asdict() for r in br.replicas), "shutdown": br.shutdown.name,
             "ctx": {"epoch": c.epoch, "live": _set(c.live), "broker_epochs": c.broker_epochs,
                     "shutting_down": _set(c.shutting_down), "assignment": c.assignment,
-                    "leadership": tuple(None if z is NO_ZNODE else (z.leader, z.leader_epoch, z.isr) for z in c.leadership),
+                    "leadership": tuple(None if z == NO_ZNODE else (z.leader, z.leader_epoch, z.isr) for z in c.leadership),
                     "partition_states": tuple(x.name for x in c.partition_states),
                     "replica_states": tuple(tuple(x.name for x in r) for r in c.replica_states),
                     "topics_to_delete": _set(c.topics_to_delete), "channel": _set(c.channel)},

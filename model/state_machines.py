@@ -201,7 +201,7 @@ class StateMachinesMixin:
         if target is R.NewReplica:
             for p in valid:
                 leadership = self.leadership[p]
-                if leadership is not NO_ZNODE:
+                if leadership != NO_ZNODE:
                     if leadership.leader == b:
                         continue  # StateChangeFailedException: the replica is the leader
                     self.add_leader_and_isr((b,), p, leadership, is_new=True)
@@ -211,14 +211,14 @@ class StateMachinesMixin:
                 if rs[p][b] is R.NewReplica:
                     if b not in self.assignment[p]:
                         self.assignment[p] = self.assignment[p] + (b,)
-                elif self.leadership[p] is not NO_ZNODE:
+                elif self.leadership[p] != NO_ZNODE:
                     self.add_leader_and_isr((b,), p, self.leadership[p], is_new=False)
                 rs[p][b] = R.OnlineReplica
         elif target is R.OfflineReplica:
             for p in valid:
                 self.add_stop_replica((b,), p, delete=False)
-            with_info = [p for p in valid if self.leadership[p] is not NO_ZNODE]
-            without_info = [p for p in valid if self.leadership[p] is NO_ZNODE]
+            with_info = [p for p in valid if self.leadership[p] != NO_ZNODE]
+            without_info = [p for p in valid if self.leadership[p] == NO_ZNODE]
             for p, znode in self.remove_replicas_from_isr(b, with_info).items():
                 if not self.is_topic_queued_for_deletion(self.w.topic_of(p)):
                     recipients = tuple(r for r in self.assignment[p] if r != b)
@@ -252,7 +252,7 @@ class StateMachinesMixin:
         zk_partitions = self.zk.partitions
         for p in partitions:
             znode = zk_partitions[p]
-            if znode is NO_ZNODE or znode.controller_epoch > self.epoch:
+            if znode == NO_ZNODE or znode.controller_epoch > self.epoch:
                 continue
             if b not in znode.isr:
                 cached = znode._replace(controller_epoch=self.epoch)
@@ -319,9 +319,9 @@ class StateMachinesMixin:
             live = tuple(r for r in self.assignment[p] if self.is_replica_online(r))
             if not live:
                 continue  # "No replica is alive": the partition stays New
-            if self.zk.partitions[p] is not NO_ZNODE:
+            self.w.check_epoch(self.me, self.epoch)  # the multi's CheckOp fails first
+            if self.zk.partitions[p] != NO_ZNODE:
                 continue  # NODEEXISTS: logged as a failed state change
-            self.w.check_epoch(self.me, self.epoch)
             self.mark_zk_write()
             znode = PartitionZnode(live[0], 0, live, self.epoch, 0)
             self.w.set_partition_state(p, znode)
@@ -338,7 +338,7 @@ class StateMachinesMixin:
         online_set = frozenset(bits(online))
         for p in partitions:
             znode = self.zk.partitions[p]
-            if znode is NO_ZNODE or znode.controller_epoch > self.epoch:
+            if znode == NO_ZNODE or znode.controller_epoch > self.epoch:
                 continue  # NONODE, or "written by another controller ... soft failure": abort
             current = LeaderAndIsr(znode.leader, znode.leader_epoch, znode.isr)
             assignment = self.assignment[p]
@@ -390,7 +390,7 @@ class StateMachinesMixin:
         out = []
         for p in range(self.w.np):
             z = self.leadership[p]
-            if (z is not NO_ZNODE and not self.is_topic_queued_for_deletion(self.w.topic_of(p))
+            if (z != NO_ZNODE and not self.is_topic_queued_for_deletion(self.w.topic_of(p))
                     and not self.is_replica_online(z.leader)):
                 out.append(p)
         return out

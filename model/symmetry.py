@@ -62,7 +62,7 @@ def _reindex(t: tuple, inv) -> tuple:
 
 
 def _znode(z: PartitionZnode, pi) -> PartitionZnode:
-    if z is NO_ZNODE or z == NO_ZNODE:
+    if z == NO_ZNODE:
         return z
     return PartitionZnode(_id(z.leader, pi), z.leader_epoch, _ids(z.isr, pi), z.controller_epoch, z.version)
 
@@ -125,6 +125,7 @@ def _request(q: Request, pi) -> Request:
 
 def _broker(b: Broker, pi, inv) -> Broker:
     return b._replace(ctx=_ctx(b.ctx, pi, inv), queue=tuple(_event(e, pi) for e in b.queue),
+                      metadata_controller=_id(b.metadata_controller, pi),
                       replicas=tuple(_replica(r, pi) for r in b.replicas))
 
 

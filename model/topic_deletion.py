@@ -11,7 +11,7 @@ all are Successful: NonExistent, and the topic's znodes are deleted.
 
 from __future__ import annotations
 
-from kcm.model.cluster import NO_ZNODE, Event, EventKind, Watch
+from kcm.model.cluster import NO_ZNODE, Event, EventKind, Watch, partition_watch
 from kcm.model.states import PartitionState as P
 from kcm.model.states import ReplicaState as R
 
@@ -141,7 +141,9 @@ class TopicDeletionMixin:
                            partitions=tuple(partitions),
                            delete_topics=zk.delete_topics & ~(1 << t))
         for p in w.partitions_of_topic(t):
-            w.fire_partition_state(p)
+            if zk.partitions[p] != NO_ZNODE:
+                w.fire(partition_watch(p), None)  # deleted: the data-change handler hears nothing
+        w.fire(Watch.TOPICS, Event(EventKind.TopicChange))
         w.fire(Watch.DELETE_TOPICS, Event(EventKind.TopicDeletion))
         # controllerContext.removeTopic
         self.topics_to_delete &= ~(1 << t)

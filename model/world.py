@@ -30,6 +30,7 @@ from kcm.model.cluster import (
     Cluster,
     Event,
     EventKind,
+    NO_ZNODE,
     PartitionZnode,
     Request,
     RequestKind,
@@ -158,23 +159,29 @@ class World:
             raise ControllerMoved(b)
 
     def set_partition_state(self, p: int, znode: PartitionZnode) -> None:
-        """Write partition `p`'s state znode (create or conditional set already checked by the caller)."""
+        """Write partition `p`'s state znode (create or conditional set already checked by the caller).
+
+        `PartitionReassignmentIsrChangeHandler` handles data changes only: a create or a delete
+        spends the one-shot watch without an event."""
+        existed = self.zk.partitions[p] != NO_ZNODE
         self.zk = self.zk._replace(partitions=put(self.zk.partitions, p, znode))
-        self.fire_partition_state(p)
+        if existed and znode != NO_ZNODE:
+            self.fire_partition_state(p)
+        else:
+            self.fire(partition_watch(p), None)
 
     def delete_ephemerals(self, b: int) -> None:
         """Session `b` ended: ZooKeeper deletes `/brokers/ids/<b>` and, if `b` owns it, `/controller`."""
-        zk = self.zk
-        if zk.broker_epochs[b]:
-            self.zk = zk = zk._replace(broker_epochs=put(zk.broker_epochs, b, 0))
+        if self.zk.broker_epochs[b]:
+            self.zk = self.zk._replace(broker_epochs=put(self.zk.broker_epochs, b, 0))
             self.fire(Watch.BROKER_IDS, Event(EventKind.BrokerChange))
-        if zk.controller == b:
-            self.zk = zk._replace(controller=NONE)
+        if self.zk.controller == b:
+            self.zk = self.zk._replace(controller=NONE)
             self.fire_controller_change(deleted=True)
 
     def register_broker(self, b: int) -> int:
         """Create ephemeral `/brokers/ids/<b>`; its czxid is the broker epoch (KIP-380)."""
-        zk = self.zk
+        zk = self.zk_of(b)
         epoch = zk.next_zxid
         self.zk = zk._replace(broker_epochs=put(zk.broker_epochs, b, epoch), next_zxid=epoch + 1)
         self.fire(Watch.BROKER_IDS, Event(EventKind.BrokerChange))

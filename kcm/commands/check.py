@@ -1,47 +1,81 @@
 """`kcm check`: the main job and the CI gate.
 
-It runs the stages in order and prints one verdict: the state tables (validated, every state
-reachable), the diagrams drawn from them, and, as the checkers land, the Z3 proofs and the
-exhaustive exploration of the preset. Exit code 0 when everything holds, 1 on a violation, 2 on
-bad usage, 3 when a stage could not finish.
+Stages, in order, each printed as it finishes: the state tables (validated at import: every state
+reachable, every edge labelled), the diagrams drawn from them, the Z3 proofs of the election
+rules, then the exhaustive exploration of the preset. One verdict at the end, the JSON report
+(`docs/report-schema.json`) and JUnit XML, and the exit code: 0 everything holds, 1 a violation or
+a failed proof, 2 bad usage, 3 a stage could not finish.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import click
 from rich.console import Console
 
 from kcm import KAFKA_VERSION, config
-from kcm.checker import diagrams
-from kcm.errors import EXIT_PASS
+from kcm.checker import diagrams, proofs, report
+from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION
+from kcm.exploration import run_exploration, with_variant
 from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE, REPLICA_TABLE_PRE_2_3
 
 
 def _table_lines() -> list[str]:
-    lines = []
-    for table in (REPLICA_TABLE, REPLICA_TABLE_PRE_2_3, PARTITION_TABLE):
-        lines.append(f"{table.name} table {table.version}: {len(table.states)} states, {len(table)} edges, "
-                     f"all reachable from {table.initial.name}")
-    return lines
+    return [f"{t.name} table {t.version}: {len(t.states)} states, {len(t)} edges, all reachable from {t.initial.name}"
+            for t in (REPLICA_TABLE, REPLICA_TABLE_PRE_2_3, PARTITION_TABLE)]
 
 
 @click.command(name="check")
 @click.option("--preset", default=None, help=f"Preset name (default: {config.DEFAULT_PRESET}).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A TOML config file instead of a preset.")
-@click.option("--diagrams", "diagram_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("kcm-out/diagrams"), show_default=True, help="Where to write the diagrams.")
-def command(preset: str | None, config_file: Path | None, diagram_dir: Path) -> int:
-    """Check everything for a preset: tables, diagrams, then the verdict."""
+@click.option("--variant", default=None, metavar="NAME", help="A historical bug to put back (see `kcm variants`).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("kcm-out"), show_default=True,
+              help="Where reports and counterexamples go.")
+@click.option("--diagrams", "diagram_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where to write the diagrams (default: OUT/diagrams).")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The JSON report (default: OUT/report.json).")
+@click.option("--junit", "junit_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="JUnit XML (default: OUT/junit.xml).")
+@click.option("--proof-brokers", type=click.IntRange(1, proofs.MAX_BROKERS), default=proofs.DEFAULT_BROKERS,
+              show_default=True, help="Prove the election rules for every broker count up to this.")
+@click.option("--no-explore", is_flag=True, help="Skip the exploration (tables, diagrams and proofs only).")
+def command(preset, config_file, variant, out, diagram_dir, json_file, junit_file, proof_brokers, no_explore) -> int:
+    """Check everything for a preset: tables, diagrams, proofs, exhaustive exploration; one verdict."""
+    started = time.perf_counter()
     console = Console(highlight=False, soft_wrap=True)
     name, cfg = config.load(preset, config_file)
+    cfg = with_variant(cfg, variant)
     console.print(f"kcm check · Kafka {KAFKA_VERSION} controller · preset {name} "
-                  f"({cfg.brokers} brokers, {cfg.topics} topic(s) × {cfg.partitions} partition(s), RF {cfg.replication_factor})")
+                  f"({cfg.brokers} brokers, {cfg.topics} topic(s) × {cfg.partitions} partition(s), "
+                  f"RF {cfg.replication_factor}){' · variant ' + cfg.variant if cfg.variant else ''}")
+    console.print("[bold]1. State tables[/bold]")
     for line in _table_lines():
         console.print(f"  [green]✓[/green] {line}")
-    written = diagrams.write(diagrams.table_diagrams(), diagram_dir, ("dot", "svg") if diagrams.dot_available() else ("dot",))
-    console.print(f"  [green]✓[/green] diagrams: {', '.join(str(p) for p in written)}")
-    console.print("[bold green]PASS[/bold green]: all checks hold")
-    return EXIT_PASS
+    console.print("[bold]2. Diagrams[/bold]")
+    formats = ("dot", "svg") if diagrams.dot_available() else ("dot",)
+    written = diagrams.write(diagrams.table_diagrams(), diagram_dir or out / "diagrams", formats)
+    console.print(f"  [green]✓[/green] {', '.join(str(p) for p in written)}")
+    console.print(f"[bold]3. Proofs of the election rules (1..{proof_brokers} brokers)[/bold]")
+    proof_results = proofs.run(range(1, proof_brokers + 1), variant=cfg.variant or None)
+    failed = [p for p in proof_results if p.result != "proved"]
+    console.print(f"  {'[green]✓[/green]' if not failed else '[red]✗[/red]'} "
+                  f"{len(proof_results) - len(failed)} of {len(proof_results)} proved "
+                  f"in {sum(p.seconds for p in proof_results):.1f} s"
+                  + "".join(f"\n    {p.result}: {p.property} [{p.brokers} brokers] {p.counterexample}" for p in failed))
+    result, files = None, {}
+    if not no_explore:
+        console.print(f"[bold]4. Exhaustive exploration of {name}[/bold]")
+        result, files = run_exploration(console, name, cfg, out=out)
+    doc = report.build(result, proof_results, preset=name, variant=cfg.variant, trace_files=files,
+                       duration_s=time.perf_counter() - started)
+    report.write_json(doc, json_file or out / "report.json")
+    report.write_junit(report.junit(result, proof_results, preset=name), junit_file or out / "junit.xml")
+    verdict = doc["verdict"]
+    colour = {"pass": "green", "violation": "red"}.get(verdict, "yellow")
+    console.print(f"[bold {colour}]{verdict.upper()}[/bold {colour}] · reports in {json_file or out / 'report.json'}"
+                  f" and {junit_file or out / 'junit.xml'} · {time.perf_counter() - started:.1f} s")
+    return {"pass": EXIT_PASS, "violation": EXIT_VIOLATION}.get(verdict, EXIT_INCOMPLETE)

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
 
 import pytest
 
 from kcm.cli import main
+
+SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "report-schema.json"
 
 
 def test_help_lists_only_working_commands(capsys) -> None:
@@ -17,11 +24,26 @@ def test_help_lists_only_working_commands(capsys) -> None:
         assert f"  {name} " in out
 
 
-def test_check_passes_on_the_default_preset(tmp_path, capsys) -> None:
-    assert main(["check", "--diagrams", str(tmp_path)]) == 0
+def test_check_passes_on_tiny_and_writes_its_reports(tmp_path, capsys) -> None:
+    assert main(["check", "--preset", "tiny", "--out", str(tmp_path), "--proof-brokers", "3"]) == 0
     out = capsys.readouterr().out
-    assert "preset default" in out and "PASS" in out
-    assert (tmp_path / "replica_state_machine.dot").exists()
+    assert "preset tiny" in out and "PASS" in out
+    assert (tmp_path / "diagrams" / "replica_state_machine.dot").exists()
+    report = json.loads((tmp_path / "report.json").read_text())
+    jsonschema.validate(report, json.loads(SCHEMA.read_text()))
+    assert (report["verdict"], report["distinct_states"], report["preset"]) == ("pass", 10_294, "tiny")
+    assert len(report["proofs"]) == 42 * 3 and all(p["result"] == "proved" for p in report["proofs"])
+    junit = ET.parse(tmp_path / "junit.xml").getroot()
+    assert {s.get("name") for s in junit} == {"properties", "goals", "coverage", "proofs"}
+    assert junit.find("testsuite[@name='coverage']/testcase/failure") is not None  # tiny leaves edges untaken
+
+
+def test_check_on_a_variant_exits_1_with_its_counterexample(tmp_path, capsys) -> None:
+    assert main(["check", "--preset", "v6", "--out", str(tmp_path), "--proof-brokers", "2"]) == 1
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["verdict"] == "violation"
+    assert [v["invariant"] for v in report["violations"]][0] == "IsrNonEmpty"
+    assert Path(report["violations"][0]["trace_file"]).exists()
 
 
 def _one_error_line(capsys) -> str:
@@ -34,7 +56,7 @@ def _one_error_line(capsys) -> str:
 
 
 @pytest.mark.parametrize(("args", "needle"), [
-    (["check", "--preset", "nope"], "unknown preset 'nope'; choose one of default, large, tiny"),
+    (["check", "--preset", "nope"], "unknown preset 'nope'; choose one of default, large, tiny, v1, v2, v3, v4, v5, v6, v7, v8, v9"),
     (["check", "--bogus"], "No such option '--bogus'"),
     (["check", "--config", "/does/not/exist.toml"], "config file '/does/not/exist.toml' does not exist"),
     (["nosuchcommand"], "No such command 'nosuchcommand'"),
@@ -65,4 +87,5 @@ def test_console_script_exit_code() -> None:
     proc = subprocess.run([sys.executable, "-m", "kcm.cli", "check", "--preset", "nope"],
                           capture_output=True, text=True)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == "kcm: error: unknown preset 'nope'; choose one of default, large, tiny"
+    assert proc.stderr.strip() == ("kcm: error: unknown preset 'nope'; choose one of default, large, tiny, "
+                                   "v1, v2, v3, v4, v5, v6, v7, v8, v9")

@@ -1,0 +1,119 @@
+"""The controller events: what ZooKeeper watches, brokers and timers ask the controller to do.
+
+kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala (the `ControllerEvent` case
+classes at its end) and ControllerState.scala. ZooKeeper handlers, request callbacks and the
+scheduler only *create* events; `KafkaController.process` runs them, one at a time, on the event
+thread (`ControllerEventManager`). Events that carry a callback answer it from `preempt` when the
+queue is cleared before they run (KAFKA-10193).
+
+The set is the model's (`kcm.model.cluster.EventKind`), plus `ShutdownEventThread`. Kafka's events
+for features outside the model are not implemented: log-dir failures (LogDirEventNotification,
+LeaderAndIsrResponseReceived), broker endpoint changes (BrokerModifications), partition additions
+(PartitionModifications), the AdminClient APIs (ApiPartitionReassignment, ListPartitionReassignments,
+AdminClient-triggered elections) and unclean-election config changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kcm.impl.requests import Errors
+from kcm.impl.zk_data import TopicPartition
+
+
+class ControllerEvent:
+    """Base class; `name` is the event's name in Kafka and in `kcm.model.cluster.EventKind`."""
+
+    __slots__ = ()
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class Startup(ControllerEvent):
+    __slots__ = ()
+
+
+class Reelect(ControllerEvent):
+    __slots__ = ()
+
+
+class ControllerChange(ControllerEvent):
+    __slots__ = ()
+
+
+class Expire(ControllerEvent):
+    __slots__ = ()
+
+
+class RegisterBrokerAndReelect(ControllerEvent):
+    __slots__ = ()
+
+
+class BrokerChange(ControllerEvent):
+    __slots__ = ()
+
+
+class IsrChangeNotification(ControllerEvent):
+    __slots__ = ()
+
+
+class AutoPreferredReplicaLeaderElection(ControllerEvent):
+    __slots__ = ()
+
+
+class ZkPartitionReassignment(ControllerEvent):
+    __slots__ = ()
+
+
+class TopicDeletion(ControllerEvent):
+    __slots__ = ()
+
+
+class TopicChange(ControllerEvent):
+    __slots__ = ()
+
+
+class ShutdownEventThread(ControllerEvent):
+    __slots__ = ()
+
+
+@dataclass(frozen=True, repr=False)
+class ReplicaLeaderElection(ControllerEvent):
+    """A ZooKeeper-triggered preferred election (`ReplicaLeaderElection(None, PREFERRED, ZkTriggered)`)."""
+
+
+@dataclass(frozen=True, repr=False)
+class ControlledShutdown(ControllerEvent):
+    """Broker `id` (incarnation `broker_epoch`) asks to shut down; `callback` gets the partitions
+    it still leads, or the exception that refused the request."""
+
+    id: int
+    broker_epoch: int
+    callback: Callable[[frozenset[TopicPartition] | Exception], None] = field(compare=False)
+
+    def __repr__(self) -> str:
+        return f"ControlledShutdown({self.id})"
+
+
+@dataclass(frozen=True, repr=False)
+class PartitionReassignmentIsrChange(ControllerEvent):
+    partition: TopicPartition
+
+    def __repr__(self) -> str:
+        return f"PartitionReassignmentIsrChange({self.partition})"
+
+
+@dataclass(frozen=True, repr=False)
+class TopicDeletionStopReplicaResponseReceived(ControllerEvent):
+    replica_id: int
+    request_error: Errors
+    partition_errors: tuple[tuple[TopicPartition, Errors], ...]
+
+    def __repr__(self) -> str:
+        return f"TopicDeletionStopReplicaResponseReceived({self.replica_id}, {self.request_error.name})"

@@ -1,0 +1,174 @@
+"""The controller's ZooKeeper handlers: each turns a watch notification into a controller event.
+
+kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala (the handler classes at its
+end). A handler runs on whatever thread delivers the notification (ZooKeeper's event thread, or the
+writer's thread with the embedded server's immediate delivery) and does nothing but `put` an event:
+handlers re-read ZooKeeper when the event is processed, never at notification time (reference
+§3.4). Which reactions exist matters, because a notification without a reaction still spends the
+one-shot watch:
+
+| handler                                | path                                  | reacts to             | event                              |
+|----------------------------------------|---------------------------------------|-----------------------|------------------------------------|
+| ControllerChangeHandler                | /controller                           | creation, data change | ControllerChange                   |
+|                                        |                                       | deletion              | Reelect                            |
+| BrokerChangeHandler                    | /brokers/ids (children)               | child change          | BrokerChange                       |
+| TopicChangeHandler                     | /brokers/topics (children)            | child change          | TopicChange                        |
+| TopicDeletionHandler                   | /admin/delete_topics (children)       | child change          | TopicDeletion                      |
+| IsrChangeNotificationHandler           | /isr_change_notification (children)   | child change          | IsrChangeNotification              |
+| PreferredReplicaElectionHandler        | /admin/preferred_replica_election     | creation              | ReplicaLeaderElection              |
+| PartitionReassignmentHandler           | /admin/reassign_partitions            | creation              | ZkPartitionReassignment            |
+| PartitionReassignmentIsrChangeHandler  | .../partitions/<p>/state              | data change           | PartitionReassignmentIsrChange(p)  |
+
+`ControllerEpochChangeHandler` is not Kafka 2.6's: it is variant V2's `ControllerEpochListener`
+(0.8.0-0.8.1, KAFKA-1096), which made every controller adopt /controller_epoch when it changed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from kcm.impl import controller_events as ev
+from kcm.impl.controller_event_manager import ControllerEventManager
+from kcm.impl.zk.handlers import ZNodeChangeHandler, ZNodeChildChangeHandler
+from kcm.impl.zk_data import (
+    BrokerIdsZNode,
+    ControllerEpochZNode,
+    ControllerZNode,
+    DeleteTopicsZNode,
+    IsrChangeNotificationZNode,
+    PreferredReplicaElectionZNode,
+    ReassignPartitionsZNode,
+    TopicPartition,
+    TopicPartitionStateZNode,
+    TopicsZNode,
+)
+
+
+class ControllerChangeHandler(ZNodeChangeHandler):
+    path = ControllerZNode.path
+
+    def __init__(self, event_manager: ControllerEventManager) -> None:
+        self._events = event_manager
+
+    def handle_creation(self) -> None:
+        self._events.put(ev.ControllerChange())
+
+    def handle_deletion(self) -> None:
+        self._events.put(ev.Reelect())
+
+    def handle_data_change(self) -> None:
+        self._events.put(ev.ControllerChange())
+
+
+class _ChildHandler(ZNodeChildChangeHandler):
+    event: type[ev.ControllerEvent]
+
+    def __init__(self, event_manager: ControllerEventManager) -> None:
+        self._events = event_manager
+        #: Re-reads the path with a watch (set by the controller).
+        self.rearm: Callable[[], None] = lambda: None
+
+    def handle_child_change(self) -> None:
+        if type(self) in getattr(_silenced, "types", ()):
+            self.rearm()   # a write the model does not notify: restore the watch, put no event
+            return
+        self._events.put(self.event())
+
+
+_silenced = threading.local()
+
+
+@contextmanager
+def silenced(handler_type: type) -> Iterator[None]:
+    """While the body runs (on this thread), notifications for `handler_type` handlers, of any
+    broker, re-arm their watch instead of putting an event. Only meaningful with immediate watch
+    delivery (stepped mode), where notifications run inside the write that causes them; it serves
+    `ModelAlignment.topic_znode_delete_is_silent`."""
+    previous = getattr(_silenced, "types", ())
+    _silenced.types = previous + (handler_type,)
+    try:
+        yield
+    finally:
+        _silenced.types = previous
+
+
+class BrokerChangeHandler(_ChildHandler):
+    path = BrokerIdsZNode.path
+    event = ev.BrokerChange
+
+
+class TopicChangeHandler(_ChildHandler):
+    path = TopicsZNode.path
+    event = ev.TopicChange
+
+
+class TopicDeletionHandler(_ChildHandler):
+    path = DeleteTopicsZNode.path
+    event = ev.TopicDeletion
+
+
+class IsrChangeNotificationHandler(_ChildHandler):
+    path = IsrChangeNotificationZNode.path
+    event = ev.IsrChangeNotification
+
+
+class PreferredReplicaElectionHandler(ZNodeChangeHandler):
+    path = PreferredReplicaElectionZNode.path
+
+    def __init__(self, event_manager: ControllerEventManager) -> None:
+        self._events = event_manager
+
+    def handle_creation(self) -> None:
+        self._events.put(ev.ReplicaLeaderElection())
+
+
+class PartitionReassignmentHandler(ZNodeChangeHandler):
+    path = ReassignPartitionsZNode.path
+
+    def __init__(self, event_manager: ControllerEventManager) -> None:
+        self._events = event_manager
+
+    # Only creation: the controller re-puts ZkPartitionReassignment itself when it deletes the znode.
+    def handle_creation(self) -> None:
+        self._events.put(ev.ZkPartitionReassignment())
+
+
+class PartitionReassignmentIsrChangeHandler(ZNodeChangeHandler):
+    """Kafka reacts to data changes only; `on_any_change` also reacts to the znode's creation and
+    deletion (`ModelAlignment.partition_state_watch_fires_on_create_and_delete`)."""
+
+    def __init__(self, event_manager: ControllerEventManager, partition: TopicPartition,
+                 on_any_change: bool = False) -> None:
+        self._events = event_manager
+        self.partition = partition
+        self.path = TopicPartitionStateZNode.path(partition)
+        self._on_any_change = on_any_change
+
+    def handle_data_change(self) -> None:
+        self._events.put(ev.PartitionReassignmentIsrChange(self.partition))
+
+    def handle_creation(self) -> None:
+        if self._on_any_change:
+            self.handle_data_change()
+
+    def handle_deletion(self) -> None:
+        if self._on_any_change:
+            self.handle_data_change()
+
+
+class ControllerEpochChangeHandler(ZNodeChangeHandler):
+    """Variant V2 only: on a change of /controller_epoch, `on_change` re-reads it (re-arming the
+    watch) and overwrites the controller's epoch, as 0.8's ControllerEpochListener did."""
+
+    path = ControllerEpochZNode.path
+
+    def __init__(self, on_change: Callable[[], None]) -> None:
+        self._on_change = on_change
+
+    def handle_data_change(self) -> None:
+        self._on_change()
+
+    def handle_creation(self) -> None:
+        self._on_change()

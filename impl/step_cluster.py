@@ -1,0 +1,245 @@
+"""`StepCluster`: the implementation run one step at a time, and its counterpart of every model action.
+
+A `StepCluster` is a whole cluster in one process with no threads of its own: an embedded ZooKeeper
+with *immediate* watch delivery (the model enqueues a watch's event in the same step as the write
+that fires it), the in-process `Network`, and one `KafkaServer` per running broker, all in stepped
+mode. Nothing happens unless something calls one of its operations; which one runs when is the
+`Scheduler`'s choice (`self.scheduler`), or the model's.
+
+`apply(action)` performs the implementation's counterpart of one `kcm.model.actions` action:
+
+| model action                      | implementation                                                    |
+|-----------------------------------|-------------------------------------------------------------------|
+| BrokerStart(b)                    | a new `KafkaServer(b).startup()`: session, /brokers/ids/b, Startup|
+| BrokerCrash(b)                    | `KafkaServer.crash()` (the session lives on)                      |
+| ZkSessionExpire(b)                | the ZooKeeper server expires b's session (b is not told)          |
+| BrokerNoticeExpiry(b)             | b's ZooKeeper client notices: `clearAndPut(Expire)`               |
+| ControllerProcessEvent(b)         | b's event manager processes its head event (after Expire, the new session) |
+| NetworkDeliver(src, dst)          | src's channel manager sends the head of its queue for dst         |
+| LeaderShrinkIsr / LeaderExpandIsr | the leader's conditional ISR write, then its ISR-change notification |
+| BrokerRequestControlledShutdown(b)| one ControlledShutdownRequest to the broker named in /controller |
+| BrokerShutdown(b)                 | `KafkaServer.shutdown()` (the session closes)                     |
+| AdminPreferredElection, AdminReassign, AdminDeleteTopic, AdminCreateTopic, AdminMoveController | an admin session writes the znode |
+| SchedulerAutoRebalance(b)         | b's controller timer puts AutoPreferredReplicaLeaderElection      |
+
+It also keeps the two things the model tracks that no broker does: the fault and admin budgets
+spent (`spent`, as `kcm.model.spec` counts them) and the order of broker registrations, so that the
+abstraction (`kcm.impl.abstraction.abstract`) can number broker epochs 1, 2, 3... as the model does.
+
+`StepCluster.initial(cfg)` is the model's `init_states(cfg)`: the topics exist with Kafka's default
+spread and every broker has just started.
+"""
+
+from __future__ import annotations
+
+from kcm.impl import controller_events as ev
+from kcm.impl.kafka_config import KafkaConfig
+from kcm.impl.kafka_server import ControlledShutdownState, KafkaServer
+from kcm.impl.kafka_zk_client import KafkaZkClient
+from kcm.impl.layout import Layout
+from kcm.impl.model_alignment import ModelAlignment
+from kcm.impl.network import Network
+from kcm.impl.scheduler import Scheduler
+from kcm.impl.timeline import Timeline
+from kcm.impl.zk.memory import Delivery, MemoryZooKeeperServer
+from kcm.impl.zk_data import ControllerZNode, TopicPartition
+from kcm.model import actions as a
+from kcm.model.cluster import Budget
+from kcm.model.config import ModelConfig
+from kcm.model.variants import flags_for
+
+
+class StepCluster:
+    def __init__(self, cfg: ModelConfig, *, alignment: ModelAlignment | None = None,
+                 delivery: Delivery = Delivery.IMMEDIATE) -> None:
+        self.cfg = cfg
+        self.layout = Layout.from_config(cfg)
+        self.config = KafkaConfig(
+            unclean_leader_election_enable=cfg.unclean_election,
+            controlled_shutdown_max_retries=cfg.controlled_shutdown_max_retries,
+            auto_leader_rebalance_enable=False,   # the Scheduler fires the timer (SchedulerAutoRebalance)
+            flags=flags_for(cfg.variant),
+            alignment=ModelAlignment.model() if alignment is None else alignment)
+        self.zookeeper = MemoryZooKeeperServer(delivery)
+        self.network = Network()
+        self.timeline = Timeline()
+        #: The latest process of each broker id that ever started (alive or not).
+        self.servers: dict[int, KafkaServer] = {}
+        #: czxids of broker registrations, in order: the model numbers them 1, 2, 3...
+        self.registrations: list[int] = []
+        self.spent = [0] * len(Budget)
+        self.admin = KafkaZkClient(self.zookeeper.connect())
+        self.admin.create_top_level_paths()
+        for t in range(cfg.existing_topics):   # the others can be created later (AdminCreateTopic)
+            self.admin.create_topic_assignment(self.layout.topics[t], self.layout.topic_assignment(t))
+        self.scheduler = Scheduler(self)
+
+    @classmethod
+    def initial(cls, cfg: ModelConfig, **kwargs) -> StepCluster:
+        """The model's initial state: every broker started, in id order, with Startup queued."""
+        cluster = cls(cfg, **kwargs)
+        for b in range(cfg.brokers):
+            cluster.start_broker(b)
+        return cluster
+
+    # ---- brokers -----------------------------------------------------------------------------
+
+    def server(self, b: int) -> KafkaServer:
+        """Broker `b`'s running process (KeyError if it is not running)."""
+        server = self.servers.get(b)
+        if server is None or not server.alive:
+            raise KeyError(f"broker {b} is not running")
+        return server
+
+    def is_up(self, b: int) -> bool:
+        server = self.servers.get(b)
+        return server is not None and server.alive
+
+    def _on_registered(self, b: int, czxid: int) -> None:
+        self.registrations.append(czxid)
+
+    def start_broker(self, b: int) -> None:
+        if self.is_up(b):
+            raise ValueError(f"broker {b} is already running")
+        server = KafkaServer(b, self.config, self.zookeeper.connect, self.network, self.timeline, threaded=False,
+                             on_registered=self._on_registered)
+        self.servers[b] = server
+        server.startup()
+        self.timeline.append("broker", b, detail="started")
+
+    def crash_broker(self, b: int) -> None:
+        self.server(b).crash()
+
+    def expire_session(self, b: int) -> None:
+        """ZooKeeper ends `b`'s session (ephemerals deleted, watchers told); `b` is not told."""
+        self.zookeeper.expire_session(self.servers[b].session_id, notify=False)
+        self.timeline.append("broker", b, detail="ZooKeeper session expired")
+
+    def session_live(self, b: int) -> bool:
+        server = self.servers.get(b)
+        return server is not None and server.session_id in self.zookeeper.live_sessions()
+
+    def notice_expiry(self, b: int) -> None:
+        self.server(b).notice_session_expiry()
+
+    def lose_next_ack(self, b: int) -> None:
+        """Fault: `b`'s next ZooKeeper write is applied (or fails) but answers CONNECTIONLOSS."""
+        self.zookeeper.lose_next_ack(self.servers[b].session_id)
+
+    def run_event(self, b: int) -> ev.ControllerEvent:
+        server = self.server(b)
+        event = server.controller.event_manager.process_one()
+        if isinstance(event, ev.Expire):
+            # beforeInitializingSession was waiting for Expire to start: the new session opens now.
+            server.complete_session_reinitialization()
+        return event
+
+    def deliver(self, src: int, dst: int):
+        """The head of controller `src`'s queue for `dst` reaches `dst` (which must be up)."""
+        if not self.network.is_up(dst):
+            raise ValueError(f"broker {dst} is not up")
+        return self.server(src).controller.channel_manager.deliver_one(dst)
+
+    def _isr_write_epoch(self, b: int, tp: TopicPartition) -> int | None:
+        if self.config.alignment.leader_isr_write_keeps_znode_controller_epoch:
+            return self.server(b).replica_manager.znode_controller_epoch(tp)
+        return None
+
+    def shrink_isr(self, b: int, tp: TopicPartition, follower: int) -> bool:
+        manager = self.server(b).replica_manager
+        done = manager.shrink_isr(tp, follower, self._isr_write_epoch(b, tp))
+        manager.maybe_propagate_isr_changes(force=True)
+        return done
+
+    def expand_isr(self, b: int, tp: TopicPartition, follower: int) -> bool:
+        manager = self.server(b).replica_manager
+        done = manager.expand_isr(tp, follower, self._isr_write_epoch(b, tp))
+        manager.maybe_propagate_isr_changes(force=True)
+        return done
+
+    def request_controlled_shutdown(self, b: int) -> None:
+        self.server(b).request_controlled_shutdown()
+
+    def finish_shutdown(self, b: int) -> None:
+        self.server(b).shutdown()
+
+    def auto_rebalance(self, b: int) -> None:
+        self.server(b).controller.event_manager.put(ev.AutoPreferredReplicaLeaderElection())
+
+    # ---- admin -------------------------------------------------------------------------------
+
+    def admin_preferred_election(self, tp: TopicPartition) -> None:
+        self.admin.create_preferred_replica_election([tp])
+
+    def admin_reassign(self, tp: TopicPartition, target: tuple[int, ...]) -> None:
+        self.admin.create_partition_reassignment({tp: list(target)})
+
+    def admin_delete_topic(self, topic: str) -> None:
+        self.admin.create_delete_topic_path(topic)
+
+    def admin_create_topic(self, t: int) -> None:
+        self.admin.create_topic_assignment(self.layout.topics[t], self.layout.topic_assignment(t))
+
+    def admin_move_controller(self) -> None:
+        self.admin.zookeeper.delete(ControllerZNode.path)
+
+    # ---- the model's actions -----------------------------------------------------------------
+
+    def _spend(self, budget: Budget) -> None:
+        self.spent[budget] += 1
+
+    def apply(self, action) -> None:  # noqa: C901 - one arm per action, as the model's `_apply`
+        """Perform the implementation's counterpart of the model action `action`."""
+        kind = type(action)
+        layout = self.layout
+        if kind is a.ControllerProcessEvent:
+            self.run_event(action.broker)
+        elif kind is a.NetworkDeliver:
+            self.deliver(action.src, action.dst)
+        elif kind is a.BrokerStart:
+            self.start_broker(action.broker)
+        elif kind is a.BrokerCrash:
+            self._spend(Budget.BROKER_CRASHES)
+            self.crash_broker(action.broker)
+        elif kind is a.ZkSessionExpire:
+            if self.is_up(action.broker):
+                self._spend(Budget.SESSION_EXPIRIES)
+            self.expire_session(action.broker)
+        elif kind is a.BrokerNoticeExpiry:
+            self.notice_expiry(action.broker)
+        elif kind is a.LeaderShrinkIsr:
+            self._spend(Budget.LEADER_ISR_SHRINKS)
+            self.shrink_isr(action.broker, layout.tp(action.partition), action.follower)
+        elif kind is a.LeaderExpandIsr:
+            self.expand_isr(action.broker, layout.tp(action.partition), action.follower)
+        elif kind is a.BrokerRequestControlledShutdown:
+            if self.server(action.broker).shutdown_state is ControlledShutdownState.NONE:
+                self._spend(Budget.CONTROLLED_SHUTDOWNS)
+            self.request_controlled_shutdown(action.broker)
+        elif kind is a.BrokerShutdown:
+            self.finish_shutdown(action.broker)
+        elif kind is a.AdminPreferredElection:
+            self._spend(Budget.PREFERRED_ELECTIONS)
+            self.admin_preferred_election(layout.tp(action.partition))
+        elif kind is a.AdminReassign:
+            self._spend(Budget.REASSIGNMENTS)
+            self.admin_reassign(layout.tp(action.partition), action.target)
+        elif kind is a.AdminDeleteTopic:
+            self._spend(Budget.TOPIC_DELETIONS)
+            self.admin_delete_topic(layout.topics[action.topic])
+        elif kind is a.AdminCreateTopic:
+            self._spend(Budget.TOPIC_CREATIONS)
+            self.admin_create_topic(action.topic)
+        elif kind is a.AdminMoveController:
+            self._spend(Budget.CONTROLLER_MOVES)
+            self.admin_move_controller()
+        elif kind is a.SchedulerAutoRebalance:
+            self._spend(Budget.AUTO_REBALANCES)
+            self.auto_rebalance(action.broker)
+        else:
+            raise TypeError(f"not a model action: {action!r}")
+
+    def close(self) -> None:
+        for server in self.servers.values():
+            if server.alive:
+                server.crash()

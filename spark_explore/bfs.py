@@ -1,0 +1,490 @@
+"""Exhaustive exploration on Spark: `explore_spark(spark, model_spec, options) -> CheckResult`.
+
+The same level-synchronous breadth-first search as `kcm.checker.bfs`, with the state space spread
+over Spark partitions, and the same result: distinct and generated counts, depth, outdegree,
+coverage, goals, verdict, and the same shortest counterexample, step for step (DESIGN.md §5).
+
+Layout (owner partitioning, as parallel Murphi, PReach and distributed TLC do; see
+`reference/model-checkers.md` §4). Every fingerprint has one owner partition, `owner_of(fp) % P`.
+Partition p of the level RDD holds p's share of the visited set, one sorted `FingerprintSet`
+record, and the frontier states p owns. One level is one Spark job of two stages:
+
+    frontier --expand_partition--> candidates --reduceByKey(keep_first)--> shuffle (candidates only)
+    visited  ------------------------------------union (co-partitioned, narrow)--> merge_partition
+                                                   -> new frontier + merged visited + summaries
+
+- Only the candidates move. The visited record stays in its partition: the union of two RDDs with
+  the same partitioner (same P, same partition function object) is Spark's
+  `PartitionerAwareUnionRDD`, a narrow dependency, and `merge_partition` keeps the partitioning
+  (`preservesPartitioning=True`). A test walks the lineage to check it.
+- Duplicates within a level are merged before the visited check: first inside each frontier
+  partition, then by `reduceByKey`, keeping the candidate with the smallest path (see `level.py`:
+  that is the sequential explorer's choice of parent, action and pre-canonical state).
+- Properties are evaluated where states are generated (`expand_partition`): transition invariants
+  and goals on every edge, state invariants on each partition's first candidate per fingerprint.
+  `merge_partition` only reports which of those candidates were new.
+- The driver collects one small summary per partition per level, folds the counters, and decides.
+
+Stopping. The sequential explorer stops at the first violation in its expansion order; when that
+is one step beyond the level being expanded it still looks for a deadlock in the rest of the level,
+which would be shorter. Here the whole level is expanded, every event carries a key that sorts in
+the sequential order, and the driver reports: the first deadlock of the level if there is one,
+else the first event. Goals count when met before that first event. So the violation, its kind,
+its trace (not only its length) and the goals met are those of the sequential explorer. When
+several states violate at the same level, "first" is the smallest path, i.e. the state the
+sequential explorer reaches first (not the smallest fingerprint: that would differ from it).
+
+What differs, on purpose: a run that stops at a violation counts the whole level in which it was
+found (generated, distinct, queue), where the sequential explorer stops in the middle; both report
+the same depth (the violating level is not counted). Complete runs (pass, unmet goals, max_depth)
+give identical statistics. Within a level there is no intermediate progress ("tick"); progress is
+reported at the initial states, after each level and at the end, with TLC's line.
+
+Lineage and restarts. Every `checkpoint_every` levels the level RDD is checkpointed (lineage cut,
+reliable, partitioner kept) and, with `checkpoint_dir`, a snapshot is written that a later run
+resumes from with `resume_from` (`checkpoint.py`). A resumed run ends with the same result as one
+never stopped. An interruption (Ctrl-C) cancels the level's jobs and returns what the completed
+levels found, with the verdict "incomplete", like the sequential explorer.
+
+Spark figures per level (`LevelFigures`, in `result.extra["spark"]["levels"]` and through
+`on_level`): states expanded, candidates shuffled, new states, shuffle bytes written and read
+(from Spark's status store, `metrics.py`), seconds, whether the lineage was cut.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from functools import partial
+from typing import Any
+
+from pyspark import StorageLevel
+
+from kcm.checker.bfs import CheckOptions, select_properties
+from kcm.checker.coverage import build_coverage
+from kcm.checker.result import DEADLOCK, INCOMPLETE, PASS, VIOLATION, CheckResult, Goal, Trace, Violation
+from kcm.checker.stats import Outdegree, ProgressClock, Stats
+from kcm.errors import UsageError
+from kcm.model.properties import Always, AlwaysStep, Model, Sometimes
+from kcm.spark_explore import checkpoint as snapshots
+from kcm.spark_explore.codec import StateCodec
+from kcm.spark_explore.fpset import FingerprintSet
+from kcm.spark_explore.level import (
+    DEADLOCK_PHASE, LevelTask, expand_partition, fingerprint_function, is_frontier,
+    is_stored, is_summary, is_visited, keep_first, merge_partition, owner_of,
+)
+from kcm.spark_explore.metrics import job_group_figures
+from kcm.spark_explore.spec import ModelSpec
+
+
+@dataclass(frozen=True)
+class LevelFigures:
+    """Spark's view of one BFS level (the expansion of TLC level `level`)."""
+
+    level: int
+    expanded: int
+    generated: int
+    #: Candidates written to the shuffle (after merging duplicates within each partition).
+    candidates: int
+    #: Candidates checked against the visited set (after `reduceByKey`).
+    received: int
+    new: int
+    visited: int
+    visited_bytes: int
+    shuffle_write_bytes: int
+    shuffle_read_bytes: int
+    seconds: float
+    checkpointed: bool
+
+
+@dataclass(frozen=True)
+class SparkOptions(CheckOptions):
+    """`CheckOptions` (same meaning, same defaults) plus how to use Spark."""
+
+    #: P, the number of owner partitions; default twice the default parallelism (at least 2).
+    partitions: int | None = None
+    #: Cut the lineage every this many levels (0: never, for tests of the lineage itself).
+    checkpoint_every: int = 4
+    #: Write a resumable snapshot here at each lineage cut (local path or Hadoop URI).
+    checkpoint_dir: str | None = None
+    #: Snapshots kept in `checkpoint_dir` (the newest).
+    keep_checkpoints: int = 2
+    #: Resume from the newest snapshot in this folder.
+    resume_from: str | None = None
+    #: Called with each level's `LevelFigures`.
+    on_level: Callable[[LevelFigures], None] | None = None
+
+
+class _Stop(Exception):
+    """The run stops at a violation (raised after the level's counters are folded in)."""
+
+
+def explore_spark(spark: Any, model_spec: ModelSpec, options: CheckOptions | None = None,
+                  **overrides: Any) -> CheckResult:
+    """Explore the model `model_spec` names, on the Spark session (or context) `spark`.
+
+    `options` is a `SparkOptions` or a plain `CheckOptions`; `overrides` replace fields:
+    `explore_spark(spark, spec, partitions=8, checkpoint_dir="ck")`. Raises `UsageError` for an
+    unknown property name, a `resume_from` with no snapshot, or a snapshot of another model or
+    other options.
+    """
+    opts = options or SparkOptions()
+    if not isinstance(opts, SparkOptions):
+        opts = SparkOptions(**{f: getattr(opts, f) for f in CheckOptions.__dataclass_fields__})
+    if overrides:
+        opts = replace(opts, **overrides)
+    return _SparkExplorer(spark, model_spec, opts).run()
+
+
+def trace_of(model: Model, inits: list, path: tuple[int, ...]) -> Trace:
+    """Replay `path` (initial-state index, then action indices) into a trace, as the sequential
+    explorer replays its parent pointers."""
+    state = inits[path[0]]
+    trace = [(None, state)]
+    for i in path[1:]:
+        step = next(itertools.islice(model.successors(state), i, None), None)
+        if step is None:
+            raise RuntimeError(
+                f"model '{model.name}' is not deterministic: replaying a path found on an executor "
+                "did not find the same action (successors order or step results differ)")
+        trace.append(step)
+        state = step[1]
+    return tuple(trace)
+
+
+def _min(a: tuple | None, b: tuple) -> tuple:
+    return b if a is None or b < a else a
+
+
+class _SparkExplorer:
+    """One run: the driver's counters, the level RDD, and the decisions."""
+
+    def __init__(self, spark: Any, spec: ModelSpec, opts: SparkOptions) -> None:
+        self.sc = getattr(spark, "sparkContext", spark)
+        self.spec, self.opts = spec, opts
+        self.model = model = spec.build()
+        props, deadlock = select_properties(model, opts.properties)
+        self.always = tuple(p for p in props if isinstance(p, Always))
+        self.steps = tuple(p for p in props if isinstance(p, AlwaysStep))
+        self.goals = tuple(p for p in props if isinstance(p, Sometimes))
+        self.all_goals = self.goals
+        self.kinds = {p.name: p.kind for p in props if not isinstance(p, Sometimes)}
+        self.check_deadlock = opts.check_deadlock and deadlock
+        self.checked = tuple(p.name for p in props) + ((DEADLOCK,) if self.check_deadlock else ())
+        self.symmetric = opts.symmetry and model.has_symmetry
+        self.stop = opts.stop_on_violation
+        self.inits = list(model.init_states())
+        self.partitions = opts.partitions or max(2, 2 * self.sc.defaultParallelism)
+        self.run_id = uuid.uuid4().hex[:8]
+        self.clock = ProgressClock()
+        self.level = 0  # levels expanded so far: the index of the next level to expand
+        self.frontier = 0
+        self.queue = 0
+        self.generated = self.distinct = 0
+        self.frontier_sizes: list[int] = []
+        self.outdegrees: dict[int, int] = {}
+        self.evaluations: dict[str, int] = {}
+        self.new_states: dict[str, int] = {}
+        self.first_seen: dict[str, tuple] = {}
+        self.edges: set = set()
+        self.witnesses: dict[str, tuple] = {}
+        self.violations: list[tuple] = []
+        self.levels: list[dict] = []
+        self.elapsed_before = 0.0
+        self.resumed_from: int | None = None
+        self.reason = ""
+        self.records = None  # the current level RDD: visited and frontier records
+        self.cached: list = []  # level RDDs cached since the last lineage cut
+        self.group = ""
+
+    def options_key(self) -> tuple:
+        """The options a snapshot must share with the run that resumes it."""
+        return (self.symmetric, self.checked, self.stop, self.opts.table_coverage)
+
+    # ---- the run -------------------------------------------------------------------------------
+
+    def run(self) -> CheckResult:
+        if self.opts.checkpoint_every and not self.sc.getCheckpointDir():
+            raise UsageError("the Spark context has no checkpoint directory; create the session "
+                             "with kcm.spark_explore.session.spark_session or call setCheckpointDir")
+        try:
+            if self.opts.resume_from:
+                self._resume(self.opts.resume_from)
+            else:
+                self._start()
+            self._search()
+        except _Stop:
+            pass
+        except KeyboardInterrupt:
+            self.reason = "interrupted"
+            self.queue = self.frontier
+            if self.group:
+                self.sc.cancelJobGroup(self.group)
+        finally:
+            for rdd in self.cached:
+                rdd.unpersist()
+            self.sc.setLocalProperty("spark.jobGroup.id", None)
+        return self._result()
+
+    def _start(self) -> None:
+        """Level 0 on the driver, exactly as the sequential explorer does it."""
+        fp_of = fingerprint_function(self.model, self.symmetric)
+        encode = StateCodec(self.model).encode
+        seen: set[bytes] = set()
+        frontier = []
+        for index, state in enumerate(self.inits):
+            self.generated += 1
+            f = fp_of(state)
+            if f in seen:
+                continue
+            seen.add(f)
+            self.distinct += 1
+            frontier.append((f, ((index,), encode(state))))
+            self.queue = len(frontier)  # what a stop here leaves unexpanded, as sequentially
+            for p in self.always:
+                if not p.holds(state):
+                    self._violated(p.name, p.kind, (index,))
+            for g in self.goals:
+                if g.met(state, None, state):
+                    self._goal_met(g.name, (index,))
+        self.frontier = self.queue = len(frontier)
+        self.frontier_sizes.append(self.frontier)
+        P = self.partitions
+        owners: list[list[bytes]] = [[] for _ in range(P)]
+        for f in seen:
+            owners[owner_of(f) % P].append(f)
+        visited = [(p, FingerprintSet.of(fps)) for p, fps in enumerate(owners)]
+        self._adopt(self.sc.parallelize(visited + frontier, P).partitionBy(P, owner_of))
+        self._report("init", 1, self.frontier)
+
+    def _resume(self, root: str) -> None:
+        path = snapshots.latest_snapshot(self.sc, root)
+        if path is None:
+            raise UsageError(f"no complete snapshot in '{root}' to resume from")
+        state, records = snapshots.load_snapshot(self.sc, path)
+        if state.spec != self.spec or state.options_key != self.options_key():
+            raise UsageError(f"the snapshot in '{path}' was written for another model or other "
+                             "options (symmetry, properties, stop on violation, table coverage)")
+        self.partitions = state.partitions
+        self.level, self.frontier, self.queue = state.level, state.frontier, state.frontier
+        self.generated, self.distinct = state.generated, state.distinct
+        self.frontier_sizes = list(state.frontier_sizes)
+        self.outdegrees, self.evaluations = dict(state.outdegrees), dict(state.evaluations)
+        self.new_states, self.first_seen = dict(state.new_states), dict(state.first_seen)
+        self.edges, self.witnesses = set(state.edges), dict(state.witnesses)
+        self.violations, self.levels = list(state.violations), list(state.levels)
+        self.always = tuple(p for p in self.always if p.name in state.active_always)
+        self.steps = tuple(p for p in self.steps if p.name in state.active_steps)
+        self.goals = tuple(g for g in self.goals if g.name not in self.witnesses)
+        self.check_deadlock = state.check_deadlock
+        self.elapsed_before = state.elapsed_s
+        self.resumed_from = state.level
+        self._adopt(records)
+        self._report("init", len(self.frontier_sizes), self.frontier)
+
+    def _search(self) -> None:
+        max_depth = self.opts.max_depth
+        while self.frontier:
+            if max_depth is not None and self.level >= max_depth:
+                self.reason = "max_depth"
+                return
+            self._expand_level()
+
+    def _adopt(self, rdd) -> None:
+        rdd.persist(StorageLevel.MEMORY_AND_DISK)
+        self.cached.append(rdd)
+        self.records = rdd
+
+    # ---- one level -----------------------------------------------------------------------------
+
+    def _expand_level(self) -> None:
+        sc, P = self.sc, self.partitions
+        task = LevelTask(
+            self.spec, self.symmetric, tuple(p.name for p in self.always),
+            tuple(p.name for p in self.steps), tuple(g.name for g in self.goals),
+            self.check_deadlock, self.opts.table_coverage, self.stop)
+        self.group = f"kcm-{self.run_id}-level-{self.level + 1}"
+        sc.setJobGroup(self.group, f"kcm: BFS level {self.level + 1}", True)
+        started = time.monotonic()
+        frontier = self.records.filter(is_frontier)
+        visited = self.records.filter(is_visited)
+        candidates = (frontier.mapPartitionsWithIndex(partial(expand_partition, task))
+                      .reduceByKey(keep_first, P, owner_of))  # the level's only shuffle
+        merged = visited.union(candidates).mapPartitionsWithIndex(
+            partial(merge_partition, task), preservesPartitioning=True)
+        merged.persist(StorageLevel.MEMORY_AND_DISK)  # before any job: filters below read the cache
+        cut = self.opts.checkpoint_every > 0 and (self.level + 1) % self.opts.checkpoint_every == 0
+        if cut:
+            merged.checkpoint()  # written by the collect's job, from the cache
+        summaries = merged.filter(is_summary).values().collect()
+        seconds = time.monotonic() - started
+        shuffle = job_group_figures(sc, self.group)
+
+        stopped = self._fold(task, summaries)
+        expanded = self.frontier
+        new = sum(m.new for m in summaries)
+        self.level += 1
+        self.distinct += new
+        self.queue = new
+        self.cached.append(merged)
+        if stopped:
+            raise _Stop
+        self.frontier = new
+        if new:
+            self.frontier_sizes.append(new)
+        self.records = merged
+        if cut:  # everything before the cut is in the checkpoint now
+            for rdd in self.cached[:-1]:
+                rdd.unpersist()
+            self.cached = [merged]
+        figures = LevelFigures(
+            level=self.level, expanded=expanded,
+            generated=sum(e.generated for m in summaries for e in m.expanded),
+            candidates=sum(e.candidates for m in summaries for e in m.expanded),
+            received=sum(m.received for m in summaries), new=new,
+            visited=sum(m.visited for m in summaries),
+            visited_bytes=sum(m.visited_bytes for m in summaries),
+            shuffle_write_bytes=shuffle.shuffle_write_bytes,
+            shuffle_read_bytes=shuffle.shuffle_read_bytes, seconds=seconds, checkpointed=cut)
+        self.levels.append(asdict(figures))
+        if self.opts.on_level is not None:
+            self.opts.on_level(figures)
+        if cut and self.opts.checkpoint_dir:
+            self._save()
+        self._report("level", len(self.frontier_sizes), self.frontier)
+
+    def _fold(self, task: LevelTask, summaries: list) -> bool:
+        """Add a level's summaries to the counters and record what it found, in the sequential
+        explorer's order; True when the run stops here."""
+        level_first: dict[str, tuple] = {}
+        step_events: dict[str, tuple] = {}
+        goal_events: dict[str, tuple] = {}
+        always_events: dict[str, tuple] = {}
+        deadlock = None
+        for m in summaries:
+            for name, count in m.new_states.items():
+                self.new_states[name] = self.new_states.get(name, 0) + count
+            for name, key in m.always_events.items():
+                always_events[name] = _min(always_events.get(name), key)
+            for e in m.expanded:
+                self.generated += e.generated
+                for degree, count in e.outdegrees.items():
+                    self.outdegrees[degree] = self.outdegrees.get(degree, 0) + count
+                for name, count in e.evaluations.items():
+                    self.evaluations[name] = self.evaluations.get(name, 0) + count
+                for name, key in e.first_seen.items():
+                    level_first[name] = _min(level_first.get(name), key)
+                self.edges |= e.edges
+                for name, key in e.step_events.items():
+                    step_events[name] = _min(step_events.get(name), key)
+                for name, key in e.goal_events.items():
+                    goal_events[name] = _min(goal_events.get(name), key)
+                if e.deadlock is not None:
+                    deadlock = _min(deadlock, e.deadlock)
+        for name, key in level_first.items():
+            self.first_seen.setdefault(name, (self.level, key))
+
+        events = [(key, name, self.kinds[name]) for name, key in step_events.items()]
+        events += [(key, name, self.kinds[name]) for name, key in always_events.items()]
+        if deadlock is not None:
+            events.append((deadlock, DEADLOCK, DEADLOCK))
+        events.sort()
+        first = events[0][0] if events else None
+        if self.stop and first is not None:
+            # Goals met before the stop count; then the first deadlock of the level, which is a
+            # step shorter, or else the first event.
+            for name, key in sorted(goal_events.items(), key=lambda item: item[1]):
+                if key < first:
+                    self._goal_met(name, key[0])
+            chosen = next((e for e in events if e[2] == DEADLOCK), events[0])
+            self.violations.append((chosen[1], chosen[2], self._path_of(chosen[0])))
+            return True
+        for name, key in sorted(goal_events.items(), key=lambda item: item[1]):
+            self._goal_met(name, key[0])
+        for key, name, kind in events:  # -continue: one violation per property, in order
+            self.violations.append((name, kind, self._path_of(key)))
+            self._drop(name)
+        return False
+
+    @staticmethod
+    def _path_of(key: tuple) -> tuple[int, ...]:
+        """The path of the trace an event key stands for: the edge's, or the deadlocked state's."""
+        return key[0][:-1] if key[1] == DEADLOCK_PHASE else key[0]
+
+    # ---- violations, goals, snapshots, progress ---------------------------------------------------
+
+    def _violated(self, name: str, kind: str, path: tuple[int, ...]) -> None:
+        self.violations.append((name, kind, path))
+        if self.stop:
+            raise _Stop
+        self._drop(name)
+
+    def _drop(self, name: str) -> None:
+        if name == DEADLOCK:
+            self.check_deadlock = False
+        self.always = tuple(p for p in self.always if p.name != name)
+        self.steps = tuple(p for p in self.steps if p.name != name)
+
+    def _goal_met(self, name: str, path: tuple[int, ...]) -> None:
+        self.witnesses[name] = path
+        self.goals = tuple(g for g in self.goals if g.name != name)
+
+    def _save(self) -> None:
+        state = snapshots.DriverState(
+            spec=self.spec, options_key=self.options_key(), partitions=self.partitions,
+            level=self.level, frontier=self.frontier, generated=self.generated,
+            distinct=self.distinct, frontier_sizes=list(self.frontier_sizes),
+            outdegrees=dict(self.outdegrees), evaluations=dict(self.evaluations),
+            new_states=dict(self.new_states), first_seen=dict(self.first_seen),
+            edges=set(self.edges), witnesses=dict(self.witnesses),
+            violations=list(self.violations), active_always=tuple(p.name for p in self.always),
+            active_steps=tuple(p.name for p in self.steps), check_deadlock=self.check_deadlock,
+            levels=list(self.levels), elapsed_s=self.elapsed_before + self.clock.now() - self.clock.start)
+        self.sc.setJobGroup(f"{self.group}-snapshot", "kcm: snapshot", True)
+        snapshots.save_snapshot(self.sc, self.opts.checkpoint_dir, state,
+                                self.records.filter(is_stored), keep=self.opts.keep_checkpoints)
+
+    def _report(self, phase: str, level: int, queue: int) -> None:
+        if self.opts.progress is not None:
+            self.opts.progress(self.clock.snapshot(phase, level, self.generated, self.distinct, queue))
+
+    # ---- the result ------------------------------------------------------------------------------
+
+    def _result(self) -> CheckResult:
+        duration = self.clock.now() - self.clock.start
+        model = self.model
+        order = sorted(self.evaluations, key=lambda name: self.first_seen[name])
+        coverage = build_coverage({n: self.evaluations[n] for n in order}, self.new_states,
+                                  model.action_names(), self.edges,
+                                  model.coverage_universe() if self.opts.table_coverage else ())
+        goals = {g.name: Goal(g.name, g.name in self.witnesses,
+                              trace_of(model, self.inits, self.witnesses[g.name])
+                              if g.name in self.witnesses else None)
+                 for g in self.all_goals}
+        violations = [Violation(name, kind, trace_of(model, self.inits, path))
+                      for name, kind, path in self.violations]
+        if violations:
+            verdict = VIOLATION
+        elif self.reason:
+            verdict = INCOMPLETE
+        else:
+            unmet = [g for g in goals.values() if not g.met] if self.opts.goals_required else []
+            violations = [Violation(g.name, "sometimes", None) for g in unmet]
+            verdict = VIOLATION if unmet else PASS
+        stats = Stats(
+            generated=self.generated, distinct=self.distinct, queue=self.queue,
+            depth=len(self.frontier_sizes), frontier_sizes=tuple(self.frontier_sizes),
+            outdegree=Outdegree.from_histogram(self.outdegrees), duration_s=duration)
+        self._report("final", stats.depth, stats.queue)
+        spark = {
+            "master": self.sc.master, "partitions": self.partitions,
+            "checkpoint_every": self.opts.checkpoint_every, "resumed_from_level": self.resumed_from,
+            "elapsed_before_resume_s": self.elapsed_before, "levels": list(self.levels),
+        }
+        return CheckResult(
+            model=model.name, verdict=verdict, violations=tuple(violations), goals=goals,
+            stats=stats, coverage=coverage, symmetry=self.symmetric, checked=self.checked,
+            reason=self.reason, engine="spark", extra={"spark": spark})

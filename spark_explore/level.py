@@ -1,0 +1,297 @@
+"""What the executors run for one BFS level: `expand_partition` and `merge_partition`.
+
+These are the top-level pure functions Spark ships (with a small `LevelTask`); the driver loop is
+in `bfs.py`. Records are pairs, all partitioned by `owner_of` on their key:
+
+    frontier   (fp: bytes, (path, state_bytes))                 a state found at this level
+    candidate  (fp: bytes, (path, kind, state_bytes, failed))   a successor, before the visited check
+    visited    (p: int >= 0, FingerprintSet)                    partition p's share of the visited set
+    summary    (-1 - p: int, ExpandSummary | MergeSummary)      partition p's counters and events
+
+Paths. A state's `path` is the tuple of indices that reach it from the initial states: the index
+of the initial state, then for each step the index of the action in `model.successors` (the
+sequential explorer's parent pointers, written out). Paths decide everything that must be
+deterministic:
+
+- The sequential explorer expands a level in discovery order and keeps, for each new state, the
+  first edge that found it. Discovery order is the lexicographic order of paths (by induction:
+  level 0 is in initial-state order; a state at level d+1 is first found from the earliest state
+  of level d, by its earliest action). So keeping, for each fingerprint, the candidate with the
+  smallest path picks exactly the parent, the action and the (pre-canonical) state the
+  sequential explorer keeps, and the Spark run finds the same traces, not just traces of the same
+  length. This is the "smallest (parent, action index)" rule with the parent's position in BFS
+  order instead of its fingerprint.
+- A trace is rebuilt by replaying the path from its initial state (`bfs.trace_of`), as the
+  sequential explorer replays its parent pointers; no distributed lookup of parent links is
+  needed, and nothing per visited state is kept but its 16-byte fingerprint. A pickled path costs
+  about two bytes per step and lives only in the frontier and the candidates.
+- Every property event (an `AlwaysStep` or `Always` failing, a goal met, a deadlock) is reported
+  with an event key `(edge path, phase, index)`: phase 0 for a transition invariant, 1 for a goal,
+  2 for an invariant of the new state, 3 for a deadlock (whose "edge path" is the state's path
+  followed by `DEADLOCK_SLOT`, after all its edges), and the property's index in the level's
+  list. Sorting events by key replays the order in which the sequential explorer meets them, so
+  the driver picks the same first violation (`bfs.py`).
+
+Stages. `expand_partition` (the map side of the level's one shuffle) sorts its frontier by path,
+and for each state decodes it and calls `model.successors` once; per edge it checks the transition
+invariants and the unmet goals and counts coverage, and for the first candidate of each
+fingerprint in the partition (which, the partition being in path order, has the smallest path
+there) it checks the state invariants and encodes the state. So every property is evaluated in
+the stage that generates the states. `reduceByKey` then keeps the smallest path per fingerprint
+(map-side and after the shuffle); only these candidates move. `merge_partition` runs on each
+owner partition, where the co-partitioned visited record and the reduced candidates meet without
+a shuffle, keeps the candidates not yet visited, and emits the new frontier, the merged
+`FingerprintSet` and the partition's summary.
+
+States travel as bytes (`codec.py`: pickle, keeping the identity of the model's constants).
+Pickles need not be canonical: identity comes from `model.fingerprint` (of `model.representative`
+with symmetry), computed where states are made.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import Any
+
+from kcm.model.properties import Always, AlwaysStep, Sometimes
+from kcm.spark_explore.codec import StateCodec
+from kcm.spark_explore.fpset import FingerprintSet
+from kcm.spark_explore.spec import ModelSpec, load_model
+
+#: Where a deadlock sits among the edges of its state: after all of them.
+DEADLOCK_SLOT = sys.maxsize
+STEP, GOAL, ALWAYS, DEADLOCK_PHASE = 0, 1, 2, 3
+
+
+def owner_of(key: Any) -> int:
+    """The partition function (before `% P`): fingerprints by their high word, partition records
+    (visited `p`, summary `-1 - p`) to `p`. One module-level function object, so every RDD
+    partitioned with it has an equal partitioner and co-partitioned unions stay narrow."""
+    if type(key) is bytes:
+        return int.from_bytes(key[:8], "big")
+    return key if key >= 0 else -1 - key
+
+
+def is_frontier(record: tuple) -> bool:
+    return type(record[0]) is bytes
+
+
+def is_visited(record: tuple) -> bool:
+    return type(record[0]) is int and record[0] >= 0
+
+
+def is_summary(record: tuple) -> bool:
+    return type(record[0]) is int and record[0] < 0
+
+
+def is_stored(record: tuple) -> bool:
+    """Frontier and visited records: what a checkpoint keeps."""
+    return not is_summary(record)
+
+
+def keep_first(a: tuple, b: tuple) -> tuple:
+    """`reduceByKey`'s function: the candidate with the smaller path (paths of one fingerprint
+    differ, so the choice does not depend on the order Spark combines them in)."""
+    return a if a[0] <= b[0] else b
+
+
+# One codec per model per process, like the models themselves.
+_CODECS: dict[ModelSpec, StateCodec] = {}
+
+
+def codec_for(spec: ModelSpec) -> StateCodec:
+    """The state codec of the model `spec` names, built after the model (see `codec.py`)."""
+    codec = _CODECS.get(spec)
+    if codec is None:
+        codec = _CODECS[spec] = StateCodec(load_model(spec))
+    return codec
+
+
+@dataclass(frozen=True)
+class LevelTask:
+    """What a level's executors need besides the records: the model and the live properties (by
+    name, in the model's order; `bfs.py` drops the ones already decided)."""
+
+    spec: ModelSpec
+    symmetric: bool
+    always: tuple[str, ...]
+    steps: tuple[str, ...]
+    goals: tuple[str, ...]
+    deadlock: bool
+    table_coverage: bool
+    #: Stop at the first violation: a state needs only its first failing invariant.
+    stop: bool
+
+
+@dataclass
+class ExpandSummary:
+    """One frontier partition's expansion: counters, and the first event of each kind in it."""
+
+    partition: int
+    states: int = 0
+    generated: int = 0
+    candidates: int = 0
+    outdegrees: dict[int, int] = field(default_factory=dict)
+    evaluations: dict[str, int] = field(default_factory=dict)
+    #: Action kind -> the smallest edge path where it was generated (coverage lists kinds in
+    #: first-generated order, as the sequential explorer does).
+    first_seen: dict[str, tuple] = field(default_factory=dict)
+    edges: set = field(default_factory=set)
+    #: Property name -> smallest event key.
+    step_events: dict[str, tuple] = field(default_factory=dict)
+    goal_events: dict[str, tuple] = field(default_factory=dict)
+    deadlock: tuple | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class MergeSummary:
+    """One owner partition's visited check, with the expand summaries routed to it."""
+
+    partition: int
+    received: int = 0
+    new: int = 0
+    new_states: dict[str, int] = field(default_factory=dict)
+    always_events: dict[str, tuple] = field(default_factory=dict)
+    visited: int = 0
+    visited_bytes: int = 0
+    seconds: float = 0.0
+    expanded: list[ExpandSummary] = field(default_factory=list)
+
+
+def _selected(model, names: tuple[str, ...], kind: type) -> tuple:
+    by_name = {p.name: p for p in model.properties() if isinstance(p, kind)}
+    return tuple(by_name[n] for n in names)
+
+
+def fingerprint_function(model, symmetric: bool):
+    """`model.fingerprint`, of the representative when symmetry is on (as the sequential explorer)."""
+    fingerprint = model.fingerprint
+    if not symmetric:
+        return fingerprint
+    representative = model.representative
+    return lambda state: fingerprint(representative(state))
+
+
+def _keep_min(events: dict, name: str, key: tuple) -> None:
+    old = events.get(name)
+    if old is None or key < old:
+        events[name] = key
+
+
+def expand_partition(task: LevelTask, index: int, records: Iterable[tuple]) -> Iterator[tuple]:
+    """Expand one frontier partition; yields candidates, then `(-1 - index, ExpandSummary)`."""
+    started = time.perf_counter()
+    model = load_model(task.spec)
+    codec = codec_for(task.spec)
+    encode, decode = codec.encode, codec.decode
+    fp_of = fingerprint_function(model, task.symmetric)
+    always = _selected(model, task.always, Always)
+    steps = _selected(model, task.steps, AlwaysStep)
+    goals = list(enumerate(_selected(model, task.goals, Sometimes)))
+    edges_taken = model.edges_taken if task.table_coverage else None
+    action_name, successors, stop = model.action_name, model.successors, task.stop
+    out = ExpandSummary(index)
+    evals, first_seen, outdegrees = out.evaluations, out.first_seen, out.outdegrees
+    step_events, goal_events = out.step_events, out.goal_events
+    seen: set[bytes] = set()
+
+    # Path order: the first candidate of a fingerprint met here has its smallest path here.
+    frontier = sorted((value for _, value in records), key=itemgetter(0))
+    for path, data in frontier:
+        s = decode(data)
+        n = 0
+        for a, t in successors(s):
+            key = path + (n,)
+            kind = action_name(a)
+            if kind in evals:
+                evals[kind] += 1
+            else:
+                evals[kind] = 1
+                first_seen[kind] = key
+            for i, p in enumerate(steps):
+                if p.name not in step_events and not p.holds(s, a, t):
+                    step_events[p.name] = (key, STEP, i)
+            if goals:
+                for i, g in goals:
+                    if g.met(s, a, t):
+                        goal_events[g.name] = (key, GOAL, i)
+                # A goal met in this partition is met earliest at its first edge here.
+                goals = [(i, g) for i, g in goals if g.name not in goal_events]
+            if edges_taken is not None:
+                out.edges.update(edges_taken(s, a, t))
+            tf = fp_of(t)
+            if tf not in seen:
+                seen.add(tf)
+                failed: tuple[int, ...] = ()
+                for i, p in enumerate(always):
+                    if not p.holds(t):
+                        failed += (i,)
+                        if stop:
+                            break
+                out.candidates += 1
+                yield tf, (key, kind, encode(t), failed)
+            n += 1
+        out.states += 1
+        out.generated += n
+        outdegrees[n] = outdegrees.get(n, 0) + 1
+        if n == 0 and task.deadlock and out.deadlock is None and not model.is_terminal(s):
+            out.deadlock = (path + (DEADLOCK_SLOT,), DEADLOCK_PHASE, 0)
+    out.seconds = time.perf_counter() - started
+    yield -1 - index, out
+
+
+def merge_partition(task: LevelTask, index: int, records: Iterable[tuple]) -> Iterator[tuple]:
+    """Check one owner partition's candidates against its visited set; yields the new frontier
+    records, then `(index, merged FingerprintSet)` and `(-1 - index, MergeSummary)`."""
+    started = time.perf_counter()
+    out = MergeSummary(index)
+    visited: FingerprintSet | None = None
+    pending: list[tuple] = []
+    new_fps: list[bytes] = []
+    news, always_events, names = out.new_states, out.always_events, task.always
+
+    def admit(fp: bytes, candidate: tuple) -> tuple | None:
+        out.received += 1
+        if fp in visited:
+            return None
+        path, kind, data, failed = candidate
+        new_fps.append(fp)
+        news[kind] = news.get(kind, 0) + 1
+        for i in failed:
+            _keep_min(always_events, names[i], (path, ALWAYS, i))
+        return fp, (path, data)
+
+    for key, value in records:
+        if type(key) is bytes:
+            if visited is None:  # the union lists the visited record first; do not rely on it
+                pending.append((key, value))
+                continue
+            record = admit(key, value)
+            if record is not None:
+                yield record
+        elif key >= 0:
+            visited = value
+            for fp, candidate in pending:
+                record = admit(fp, candidate)
+                if record is not None:
+                    yield record
+            pending = []
+        else:
+            out.expanded.append(value)
+    if visited is None:  # a partition with no visited record is empty (never happens in bfs.py)
+        visited = FingerprintSet()
+        for fp, candidate in pending:
+            record = admit(fp, candidate)
+            if record is not None:
+                yield record
+    merged = visited.merged(new_fps)
+    out.new = len(new_fps)
+    out.visited, out.visited_bytes = len(merged), merged.nbytes
+    out.seconds = time.perf_counter() - started
+    yield index, merged
+    yield -1 - index, out

@@ -1,0 +1,127 @@
+"""The threaded implementation against a real ZooKeeper (Debian's, started by the session fixture):
+election, failover after a session expiry, leader re-election from the ISR, the epoch fence on a
+deposed controller's writes, and bounce detection by broker epoch.
+
+No assertion depends on timing: a test waits (with a generous bound) for a condition, and where an
+interleaving matters it holds a controller between two events (`processing_lock`) to force it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from kcm.impl.kafka_config import KafkaConfig
+from kcm.impl.kafka_zk_client import ControllerMovedException
+from kcm.impl.threaded_cluster import ThreadedCluster
+from kcm.impl.zk_data import TopicPartition
+from kcm.model.election import LeaderAndIsr
+
+FAST = KafkaConfig(replica_lag_time_max_ms=2000, replica_fetch_interval_ms=20, isr_change_propagation_blackout_ms=20,
+                   isr_change_propagation_interval_ms=100, controlled_shutdown_retry_backoff_ms=50,
+                   request_send_backoff_ms=20)
+WAIT_S = 20
+ORDERS = {0: (0, 1, 2), 1: (1, 2, 0), 2: (2, 0, 1)}
+
+
+def wait_for(condition, timeout_s: float = WAIT_S) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return condition()
+
+
+@pytest.fixture(params=["zookeeper", "memory"])
+def cluster(request):
+    zk = request.getfixturevalue("zookeeper_hosts") if request.param == "zookeeper" else "memory"
+    c = ThreadedCluster(3, zookeeper=zk, config=FAST, session_timeout_s=0.3)
+    for b in range(3):
+        c.start_broker(b)
+    c.create_topic("orders", ORDERS)
+    assert c.settle(WAIT_S)
+    yield c
+    c.close()
+
+
+def epoch_of(c: ThreadedCluster) -> int:
+    return c.admin.get_controller_epoch()[0]
+
+
+def test_three_brokers_start_and_exactly_one_becomes_controller_with_epoch_1(cluster):
+    controller = cluster.controller_id()
+    assert controller in (0, 1, 2) and epoch_of(cluster) == 1
+    active = [b for b, s in cluster.servers.items() if s.controller.is_active]
+    assert active == [controller]
+    assert all(s.controller.active_controller_id == controller for s in cluster.servers.values())
+    assert cluster.servers[controller].controller.epoch == 1
+    states = cluster.partition_states()
+    assert {tp.partition: state.leader_and_isr.leader for tp, (_, state) in states.items()} == {0: 0, 1: 1, 2: 2}
+
+
+def test_after_the_controllers_session_expires_another_broker_takes_over_with_a_higher_epoch(cluster):
+    old = cluster.controller_id()
+    old_controller = cluster.servers[old].controller
+    # Hold the old controller between two events: it cannot notice the expiry, so another broker
+    # is the one that re-elects.
+    with old_controller.event_manager.processing_lock:
+        cluster.expire_session(old)
+        assert wait_for(lambda: cluster.controller_id() not in (-1, old))
+    new = cluster.controller_id()
+    assert cluster.settle(WAIT_S)
+    assert epoch_of(cluster) == 2 and cluster.servers[new].controller.epoch == 2
+    assert cluster.servers[new].controller.is_active and not old_controller.is_active
+    assert old_controller.context.epoch == 0   # resigned: the context was reset
+    records = cluster.timeline.of_kind("election")
+    assert [(r.broker, r.epoch) for r in records] == [(old, 1), (new, 2)]
+
+
+def test_partition_leaders_are_re_elected_from_the_isr(cluster):
+    before = cluster.partition_states()
+    victim = next(b for b in (0, 1, 2) if b != cluster.controller_id())
+    cluster.crash_broker(victim)
+    assert wait_for(lambda: all(state.leader_and_isr.leader != victim
+                                for _, state in cluster.partition_states().values()))
+    assert cluster.settle(WAIT_S)
+    for tp, (_, state) in cluster.partition_states().items():
+        old = before[tp][1].leader_and_isr
+        new = state.leader_and_isr
+        assert new.leader in old.isr and new.leader != victim
+        if old.leader == victim:
+            assert new.leader_epoch > old.leader_epoch
+        assert victim not in new.isr
+
+
+def test_a_write_by_the_deposed_controller_is_rejected_by_the_epoch_fence(cluster):
+    old = cluster.controller_id()
+    old_controller = cluster.servers[old].controller
+    stale_version = old_controller.context.epoch_zk_version
+    cluster.move_controller()   # an operator deletes /controller; someone is elected with epoch 2
+    assert wait_for(lambda: epoch_of(cluster) == 2)
+    assert cluster.settle(WAIT_S)
+    tp = TopicPartition("orders", 0)
+    before = cluster.admin.get_topic_partition_state(tp)
+    lai = before.leader_and_isr
+    zombie_write = {tp: LeaderAndIsr(lai.leader, lai.leader_epoch + 1, lai.isr, lai.zk_version)}
+    with pytest.raises(ControllerMovedException):
+        cluster.servers[old].zk_client.update_leader_and_isr(zombie_write, 1, stale_version)
+    assert cluster.admin.get_topic_partition_state(tp) == before
+
+
+def test_a_fast_broker_bounce_is_detected_by_its_broker_epoch(cluster):
+    controller = cluster.servers[cluster.controller_id()].controller
+    victim = next(b for b in (0, 1, 2) if b != controller.broker_id)
+    old_epoch = controller.context.live_broker_epoch(victim)
+    # Hold the controller while the broker dies and comes back: when it runs BrokerChange, the
+    # broker is registered under the same id with a newer czxid.
+    with controller.event_manager.processing_lock:
+        cluster.bounce_broker(victim)
+    assert cluster.settle(WAIT_S)
+    changes = [r.detail for r in cluster.timeline.of_kind("broker change")]
+    assert f"new [], dead [], bounced [{victim}]" in changes
+    assert controller.context.live_broker_epoch(victim) > old_epoch
+    # Its replicas were brought online again: the new incarnation received LeaderAndIsr.
+    partitions = cluster.servers[victim].replica_manager.all_partitions
+    assert set(partitions) == {TopicPartition("orders", p) for p in ORDERS}

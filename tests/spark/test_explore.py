@@ -1,0 +1,199 @@
+"""The Spark explorer against the sequential one: same counts, depth, verdict, violations with the
+same (shortest) traces, goals and coverage, on the toys and the Kafka `tiny` preset, symmetry on and
+off; the visited set never shuffled; a run interrupted and resumed from its snapshot."""
+
+from __future__ import annotations
+
+import pytest
+from pyspark.rdd import Partitioner
+
+from kcm.checker.bfs import CheckOptions, explore
+from kcm.checker.result import DEADLOCK
+from kcm.config import load_preset
+from kcm.errors import UsageError
+from kcm.spark_explore.bfs import SparkOptions, _SparkExplorer, explore_spark
+from kcm.spark_explore.level import is_visited, owner_of
+from kcm.spark_explore.spec import ModelSpec
+from tests.spark.conftest import signature
+
+TOYS = "tests.checker.toys"
+
+
+def toy(name: str, *args, **kwargs) -> ModelSpec:
+    return ModelSpec.of(f"{TOYS}:{name}", *args, **kwargs)
+
+
+def both(spark, spec: ModelSpec, **options):
+    """The sequential and the Spark result for one spec and options (P = 2, lineage cut every 3)."""
+    sequential = explore(spec.build(), CheckOptions(**options))
+    distributed = explore_spark(spark, spec, SparkOptions(partitions=2, checkpoint_every=3, **options))
+    return sequential, distributed
+
+
+# ---- complete runs: everything equal ---------------------------------------------------------------
+
+COMPLETE = {
+    "grid": (toy("grid", 3), {}),
+    "grid-terminal": (toy("grid", 3, reset=False, terminal=True), {}),
+    "two-phase": (toy("two_phase", 3), {}),
+    "two-phase-symmetric": (toy("two_phase", 3, symmetric=True), {}),
+    "two-phase-symmetry-off": (toy("two_phase", 4, symmetric=True), {"symmetry": False}),
+    "climbers-no-invariant": (toy("climbers", 6, symmetric=True), {"properties": [DEADLOCK]}),
+    "lamp-unmet-goal": (ModelSpec.of(f"{TOYS}:Lamp"), {}),
+    "grid-max-depth": (toy("grid", 3), {"max_depth": 2}),
+    "grid-continue": (toy("grid", 3, bugs=((2, 0), (1, 2)), reset=False), {"stop_on_violation": False}),
+    "epochs-continue": (toy("epochs"), {"stop_on_violation": False}),
+}
+
+
+@pytest.mark.parametrize("case", COMPLETE, ids=list(COMPLETE))
+def test_complete_runs_match_the_sequential_explorer(spark, case):
+    spec, options = COMPLETE[case]
+    sequential, distributed = both(spark, spec, **options)
+    assert signature(distributed) == signature(sequential)
+    assert distributed.engine == "spark"
+
+
+def test_the_cases_cover_every_verdict_and_symmetry():
+    # Guard against the table above drifting into cases that cannot tell engines apart.
+    verdicts = {case: explore(spec.build(), CheckOptions(**options)).verdict
+                for case, (spec, options) in COMPLETE.items()}
+    assert set(verdicts.values()) == {"pass", "violation", "incomplete"}
+    sym = explore(toy("two_phase", 3, symmetric=True).build())
+    assert sym.symmetry and sym.stats.distinct < explore(toy("two_phase", 3).build()).stats.distinct
+
+
+# ---- runs that stop at a violation: the same violation and trace ----------------------------------
+
+STOPPED = {
+    "grid-bug": (toy("grid", 3, bugs=((2, 1),)), "not_2_1", 3),
+    "grid-initial-bug": (toy("grid", 3, bugs=((0, 0),)), "not_0_0", 0),
+    "grid-deadlock": (toy("grid", 3, reset=False), DEADLOCK, 6),
+    "philosophers-deadlock": (ModelSpec.of(f"{TOYS}:Philosophers", 3), DEADLOCK, 3),
+    "climbers-symmetric": (toy("climbers", 6, symmetric=True), "nobody_on_top", 3),
+    "climbers-plain": (toy("climbers", 6, symmetric=False), "nobody_on_top", 3),
+    "epochs-step-invariant": (toy("epochs"), "epoch_monotonic", 3),
+    # A bad state one step away from init 0, and init 1 (later in level 0) is a deadlock: the
+    # deadlock, 0 steps, wins, as sequentially.
+    "shorter-deadlock-later": (ModelSpec.of(f"{TOYS}:DGraph", (0, 1), ((0, (2,)), (2, (2,))), bad=(2,)),
+                               DEADLOCK, 0),
+}
+
+
+@pytest.mark.parametrize("case", STOPPED, ids=list(STOPPED))
+def test_violations_match_the_sequential_explorer(spark, case):
+    spec, name, length = STOPPED[case]
+    sequential, distributed = both(spark, spec)
+    (violation,) = distributed.violations
+    assert (violation.name, violation.trace_length) == (name, length)
+    assert signature(distributed, complete=False) == signature(sequential, complete=False)
+    # The whole violating level is counted, never less than the sequential explorer's partial one.
+    assert distributed.stats.generated >= sequential.stats.generated
+    assert distributed.stats.distinct >= sequential.stats.distinct
+
+
+# ---- the Kafka model ------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("symmetry", [True, False], ids=["symmetry", "no-symmetry"])
+def test_kafka_tiny_matches_the_sequential_explorer(spark, symmetry):
+    spec = ModelSpec.kafka(load_preset("tiny"), symmetry=symmetry)
+    sequential, distributed = both(spark, spec)
+    assert signature(distributed) == signature(sequential)
+    assert distributed.stats.distinct > 1000  # the preset is not trivially small
+
+
+# ---- the visited set stays where it is ---------------------------------------------------------------
+
+
+def _narrow_ancestors(jrdd) -> set[int]:
+    """Ids of the RDDs `jrdd` reads without crossing a shuffle (itself included)."""
+    seen, todo = set(), [jrdd]
+    while todo:
+        rdd = todo.pop()
+        if rdd.id() in seen:
+            continue
+        seen.add(rdd.id())
+        deps = rdd.dependencies()
+        for i in range(deps.size()):
+            dep = deps.apply(i)
+            if "ShuffleDependency" not in dep.getClass().getName():
+                todo.append(dep.rdd())
+    return seen
+
+
+def _shuffles(jrdd) -> int:
+    """Shuffle dependencies anywhere in `jrdd`'s lineage."""
+    seen, todo, count = set(), [jrdd], 0
+    while todo:
+        rdd = todo.pop()
+        if rdd.id() in seen:
+            continue
+        seen.add(rdd.id())
+        deps = rdd.dependencies()
+        for i in range(deps.size()):
+            dep = deps.apply(i)
+            count += "ShuffleDependency" in dep.getClass().getName()
+            todo.append(dep.rdd())
+    return count
+
+
+def test_visited_set_is_never_shuffled(spark):
+    levels, P = 5, 3
+    explorer = _SparkExplorer(spark, toy("two_phase", 3), SparkOptions(partitions=P, checkpoint_every=0))
+    explorer._start()
+    level0 = explorer.records._jrdd.rdd()
+    for _ in range(levels):
+        explorer._expand_level()
+        assert explorer.records.getNumPartitions() == P
+        assert explorer.records.partitioner == Partitioner(P, owner_of)
+    visited = explorer.records.filter(is_visited)._jrdd.rdd()
+    # The visited records of level 5 come from level 0's through narrow dependencies only...
+    assert level0.id() in _narrow_ancestors(visited)
+    # ...and the lineage holds one shuffle per level (the candidates) plus level 0's partitionBy.
+    assert _shuffles(visited) == levels + 1
+    for rdd in explorer.cached:
+        rdd.unpersist()
+
+
+def test_shuffle_bytes_follow_the_candidates_not_the_visited_set(spark):
+    teeth, length = 20_000, 6
+    bytes_by_level = {}
+    for n in (0, teeth):
+        result = explore_spark(spark, ModelSpec.of("tests.spark.models:Comb", n, length),
+                               partitions=2, checkpoint_every=0)
+        assert result.stats.distinct == 1 + n + length
+        bytes_by_level[n] = [lv["shuffle_write_bytes"] for lv in result.extra["spark"]["levels"]]
+    narrow, wide = bytes_by_level[0], bytes_by_level[teeth]
+    assert len(narrow) == len(wide) == length + 1
+    assert all(b > 0 for b in wide)  # the figures are read at all
+    # From level 2 on, each level moves one candidate in both runs; the wide run's visited set
+    # holds 20,000 more fingerprints (320 kB), none of which may travel.
+    for level in range(1, length + 1):
+        assert abs(wide[level] - narrow[level]) < 1_000, (level, narrow, wide)
+
+
+# ---- checkpoints and resume ----------------------------------------------------------------------------
+
+
+def test_interrupted_run_resumes_from_its_snapshot(spark, tmp_path):
+    spec = toy("two_phase", 3)
+    folder = str(tmp_path / "snapshots")
+
+    def interrupt_at_level_7(progress):
+        if progress.phase == "level" and progress.level == 7:
+            raise KeyboardInterrupt
+
+    first = explore_spark(spark, spec, partitions=2, checkpoint_every=2, checkpoint_dir=folder,
+                          progress=interrupt_at_level_7)
+    assert (first.verdict, first.reason) == ("incomplete", "interrupted")
+    assert first.stats.depth == 7
+    resumed = explore_spark(spark, spec, partitions=2, checkpoint_every=2, checkpoint_dir=folder,
+                            resume_from=folder)
+    assert resumed.extra["spark"]["resumed_from_level"] == 6
+    assert signature(resumed) == signature(explore(spec.build()))
+    with pytest.raises(UsageError, match="another model or other options"):
+        explore_spark(spark, toy("two_phase", 4), partitions=2, resume_from=folder)
+    with pytest.raises(UsageError, match="no complete snapshot"):
+        explore_spark(spark, spec, resume_from=str(tmp_path / "empty"))

@@ -1,0 +1,74 @@
+"""The pieces the Spark explorer is built from, without Spark: the per-partition fingerprint set,
+the partition function, the state codec and the model spec."""
+
+from __future__ import annotations
+
+import pickle
+import random
+
+import pytest
+
+from kcm.config import load_preset
+from kcm.model.cluster import NO_ZNODE, PartitionZnode
+from kcm.spark_explore.codec import StateCodec
+from kcm.spark_explore.fpset import FingerprintSet
+from kcm.spark_explore.level import is_frontier, is_summary, is_visited, keep_first, owner_of
+from kcm.spark_explore.spec import ModelSpec
+
+
+def fingerprints(n: int, seed: int = 1) -> list[bytes]:
+    rng = random.Random(seed)
+    return [rng.randbytes(16) for _ in range(n)]
+
+
+def test_fingerprint_set_merges_and_finds():
+    old, new = fingerprints(500, 1), fingerprints(300, 2)
+    first = FingerprintSet.of(old)
+    merged = first.merged(new + old[:50] + new[:10])  # members and repeats are ignored
+    assert len(first) == 500 and len(merged) == 800 and merged.nbytes == 800 * 16
+    assert all(fp in merged for fp in old + new)
+    assert not any(fp in first for fp in new)
+    assert list(merged) == sorted(old + new)  # sorted by (high, low), i.e. as bytes
+    assert list(pickle.loads(pickle.dumps(merged))) == list(merged)
+    assert first.merged([]) is first
+
+
+def test_fingerprint_set_with_equal_high_words():
+    high = bytes(8)
+    fps = [high + i.to_bytes(8, "big") for i in (7, 3, 9, 1)]
+    s = FingerprintSet.of(fps[:2]).merged(fps[2:])
+    assert list(s) == sorted(fps)
+    assert all(fp in s for fp in fps)
+    assert high + (5).to_bytes(8, "big") not in s
+
+
+def test_records_go_to_their_owner():
+    fp = (5).to_bytes(8, "big") + bytes(8)
+    assert owner_of(fp) == 5 and owner_of(3) == 3 and owner_of(-1 - 3) == 3
+    assert is_frontier((fp, None)) and is_visited((3, None)) and is_summary((-4, None))
+    assert keep_first(((0, 2), "a"), ((0, 1), "b")) == ((0, 1), "b")
+
+
+def test_codec_keeps_the_identity_of_model_constants_only():
+    spec = ModelSpec.kafka(load_preset("tiny"))
+    model = spec.build()
+    codec = StateCodec(model)
+    state = model.init_states()[0]
+    assert state.zk.partitions[0] is NO_ZNODE
+    decoded = codec.decode(codec.encode(state))
+    assert decoded == state and decoded.zk.partitions[0] is NO_ZNODE
+    # Plain pickle loses it, which is why the codec exists.
+    assert pickle.loads(pickle.dumps(state)).zk.partitions[0] is not NO_ZNODE
+    copy = PartitionZnode(*NO_ZNODE)
+    pair = codec.decode(codec.encode((NO_ZNODE, copy, copy)))
+    assert pair[0] is NO_ZNODE and pair[1] == NO_ZNODE and pair[1] is not NO_ZNODE
+    assert pair[1] is pair[2]  # sharing inside a state survives, as with pickle
+
+
+def test_model_spec_builds_and_names_the_problem():
+    spec = ModelSpec.of("tests.checker.toys:grid", 3, bugs=((1, 1),))
+    assert hash(spec) == hash(ModelSpec.of("tests.checker.toys:grid", 3, bugs=((1, 1),)))
+    assert spec.build().bugs == ((1, 1),)
+    assert pickle.loads(pickle.dumps(ModelSpec.kafka(load_preset("tiny")))).build().cfg.brokers == 2
+    with pytest.raises(ValueError, match="module:callable"):
+        ModelSpec("tests.checker.toys.grid").build()
