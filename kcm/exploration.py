@@ -8,17 +8,15 @@ stdout stays a clean log.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 
 from rich.console import Console
 
-from kcm.checker import report
 from kcm.checker.bfs import explore
 from kcm.checker.result import CheckResult
 from kcm.checker.traces import write_counterexample
-from kcm.errors import UsageError
+from kcm.errors import EXIT_PASS, EXIT_VIOLATION, UsageError
 from kcm.model.config import ConfigError, ModelConfig
 from kcm.model.spec import KafkaModel, config_fields
 from kcm.model.variants import VARIANTS
@@ -41,19 +39,35 @@ def with_variant(cfg: ModelConfig, variant: str | None) -> ModelConfig:
         raise UsageError(str(exc)) from None
 
 
+ENGINES = ("local", "spark")
+
+
 def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: bool = True,
                     invariants: tuple[str, ...] = (), max_depth: int | None = None,
-                    out: Path | None = None, progress_every: float = 5.0) -> tuple[CheckResult, dict[str, str]]:
-    """Explore `cfg`; returns the result and {violated property: ITF file written}."""
+                    out: Path | None = None, progress_every: float = 5.0, engine: str = "local",
+                    master: str | None = None, checkpoint: Path | None = None,
+                    resume: Path | None = None) -> tuple[CheckResult, dict[str, str]]:
+    """Explore `cfg` with the sequential explorer (`local`) or on Spark; returns the result and
+    {violated property: ITF file written}."""
     model = KafkaModel(cfg, symmetry=symmetry)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
+    last = [0.0]
 
     def progress(p) -> None:
-        err.print(p.line())
+        now = time.monotonic()
+        if now - last[0] >= progress_every:  # TLC prints at most every interval
+            last[0] = now
+            err.print(p.line())
 
     started = time.perf_counter()
-    result = explore(model, symmetry=symmetry, max_depth=max_depth, properties=list(invariants) or None,
-                     progress=progress, progress_interval=progress_every)
+    options = dict(symmetry=symmetry, max_depth=max_depth, properties=list(invariants) or None,
+                   progress=progress, progress_interval=progress_every)
+    if engine == "spark":
+        result = _explore_on_spark(console, cfg, symmetry, options, master, checkpoint, resume)
+    else:
+        if checkpoint or resume:
+            raise UsageError("--checkpoint and --resume need --engine spark")
+        result = explore(model, **options)
     files: dict[str, str] = {}
     for line in result.summary_lines():
         console.print(line)
@@ -80,5 +94,65 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
     return result, files
 
 
-def config_with(cfg: ModelConfig, **changes) -> ModelConfig:
-    return dataclasses.replace(cfg, **changes)
+def start_spark(master: str | None, checkpoint: Path | None = None):
+    """A quiet Spark session; a master that cannot be reached is one clear line (exit 2)."""
+    from kcm.spark_explore import spark_session
+
+    try:
+        return spark_session(master, checkpoint_dir=str(checkpoint) if checkpoint else None)
+    except Exception as exc:  # py4j/JVM errors have no common base class worth naming here
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(f"cannot start Spark with master '{master or 'local[*]'}': {first}") from None
+
+
+def _explore_on_spark(console: Console, cfg: ModelConfig, symmetry: bool, options: dict, master: str | None,
+                      checkpoint: Path | None, resume: Path | None) -> CheckResult:
+    from kcm.spark_explore import ModelSpec, SparkOptions, explore_spark
+
+    if resume is not None and not Path(resume).is_dir():
+        raise UsageError(f"--resume: '{resume}' is not a checkpoint folder")
+    spark = start_spark(master, checkpoint)
+    try:
+        console.print(f"Spark {spark.version} · master {spark.sparkContext.master} · "
+                      f"parallelism {spark.sparkContext.defaultParallelism}")
+        opts = SparkOptions(**options, checkpoint_dir=str(checkpoint) if checkpoint else None,
+                            resume_from=str(resume) if resume else None)
+        result = explore_spark(spark, ModelSpec.kafka(cfg, symmetry=symmetry), opts)
+    finally:
+        spark.stop()
+    levels = result.extra.get("spark", {}).get("levels", [])
+    if levels:
+        shuffled = sum(x["shuffle_write_bytes"] for x in levels)
+        slowest = max(levels, key=lambda x: x["seconds"])
+        console.print(f"Spark: {len(levels)} levels, {shuffled / 2**20:.1f} MiB shuffled, "
+                      f"{sum(x['seconds'] for x in levels) / len(levels):.2f} s per level on average "
+                      f"(slowest: level {slowest['level']}, {slowest['seconds']:.1f} s)")
+    return result
+
+
+def run_simulation(console: Console, name: str, cfg: ModelConfig, *, runs: int, depth: int, seed: int,
+                   master: str | None, invariants: tuple[str, ...], out: Path) -> int:
+    """`kcm explore --simulate`: random walks in Spark executors; the first violation as ITF."""
+    from kcm.spark_explore import ModelSpec, simulate_spark
+
+    spark = start_spark(master)
+    try:
+        result = simulate_spark(spark, ModelSpec.kafka(cfg), runs, depth, seed,
+                                properties=list(invariants) or None)
+    finally:
+        spark.stop()
+    for line in result.summary_lines():
+        console.print(line)
+    cov = result.coverage
+    taken = len([e for e in cov.edges_taken if e not in cov.outside_universe])
+    console.print(f"Table coverage: {taken} of {cov.edges_total} edges taken")
+    if result.violation is None:
+        return EXIT_PASS
+    v = result.violation
+    model = KafkaModel(cfg)
+    paths = write_counterexample(model, v.trace, out, invariant=v.name, kind=v.kind,
+                                 config={"preset": name, **config_fields(cfg)}, model_factory=MODEL_FACTORY,
+                                 model_args={"symmetry": True, **config_fields(cfg)},
+                                 source=f"kcm explore --simulate {name}")
+    console.print(f"  counterexample: {paths['text']} ({v.trace_length} steps), ITF {paths['itf']}")
+    return EXIT_VIOLATION

@@ -49,6 +49,9 @@ class ModelConfig:
     max_preferred_elections: int = 0
     max_reassignments: int = 0
     max_topic_deletions: int = 0
+    #: Which reassignment targets an admin may ask for: "all" ordered lists of RF brokers, or
+    #: "replace-one" (one replica replaced in place: both the leader-moves and leader-stays paths).
+    reassign_targets: str = "all"
     #: Topic creations (a deleted topic created again, with the same assignment).
     max_topic_creations: int = 0
     #: Auto leader rebalance (`auto.leader.rebalance.enable`), bounded like an admin operation.
@@ -63,7 +66,7 @@ class ModelConfig:
     max_faults: int = -1
     max_admin_ops: int = -1
     #: Capacity of each broker's controller event queue (Kafka's is unbounded; the model's is not).
-    event_queue_capacity: int = 4
+    event_queue_capacity: int = 8
     #: Optional data: per replica a log end offset and high watermark, up to `max_offset`.
     data: bool = False
     max_offset: int = 0
@@ -116,6 +119,9 @@ class ModelConfig:
         if self.variant and self.variant not in VARIANTS:
             raise ConfigError(f"{where}: field `variant` = {self.variant!r} is not a known variant; "
                               f"choose one of {', '.join(VARIANTS)} or leave it empty")
+        if self.reassign_targets not in ("all", "replace-one"):
+            raise ConfigError(f"{where}: field `reassign_targets` = {self.reassign_targets!r}; "
+                              "allowed \"all\" or \"replace-one\"")
         if self.data and self.max_offset == 0:
             raise ConfigError(f"{where}: field `max_offset` = 0 with `data` = true; allowed 1..{_MAX_OFFSET}")
         if not self.data and self.max_offset != 0:

@@ -113,6 +113,14 @@ def _budget(cfg: ModelConfig) -> tuple[int, ...]:
     return tuple(limits)
 
 
+def reassignment_targets(cfg: ModelConfig, current: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The targets an admin may ask for (`reassign_targets`), never the current assignment."""
+    if cfg.reassign_targets == "all":
+        return [t for t in itertools.permutations(range(cfg.brokers), cfg.replication_factor) if t != current]
+    spare = [b for b in range(cfg.brokers) if b not in current]
+    return [current[:i] + (b,) + current[i + 1:] for i in range(len(current)) for b in spare]
+
+
 _FAULTS = frozenset({Budget.BROKER_CRASHES, Budget.SESSION_EXPIRIES, Budget.LEADER_ISR_SHRINKS,
                      Budget.CONTROLLER_MOVES})
 _ADMIN = frozenset(Budget) - _FAULTS
@@ -187,9 +195,8 @@ def enabled_actions(cfg: ModelConfig, state: Cluster) -> list:
     if left(Budget.REASSIGNMENTS) and not any(zk.reassign):
         for p in range(np_):
             if topic_exists[p // cfg.partitions]:
-                for target in itertools.permutations(range(nb), cfg.replication_factor):
-                    if target != zk.assignment[p]:
-                        out.append(AdminReassign(p, target))
+                for target in reassignment_targets(cfg, zk.assignment[p]):
+                    out.append(AdminReassign(p, target))
     if left(Budget.TOPIC_DELETIONS):
         out.extend(AdminDeleteTopic(t) for t in range(cfg.topics)
                    if topic_exists[t] and not zk.delete_topics >> t & 1)

@@ -12,8 +12,8 @@ broker epochs, replica states, channel queues); it never reorders a list: an ass
 its order, because its head is the preferred leader.
 
 The representative is chosen the stateright way, by sorting, refined on ties: brokers are ordered
-by a signature that does not mention ids (registration order by czxid first, then their local
-state); among brokers whose signatures tie, every ordering is tried and the smallest resulting
+by a signature that does not mention ids (their positions in the assignments first, then their
+registration czxid and local state); among brokers whose signatures tie, every ordering is tried and the smallest resulting
 state wins, so the representative is exact (a true orbit minimum over the tied permutations).
 """
 
@@ -146,11 +146,15 @@ def permute(state: Cluster, pi: tuple[int, ...]) -> Cluster:
 
 
 def _signature(state: Cluster, b: int):
-    """What broker `b` looks like without naming any broker: ties are refined by trying orders."""
+    """What broker `b` looks like without naming any broker: ties are refined by trying orders.
+
+    It leads with `b`'s position in each partition's assignment (the roles the assignment gives),
+    so that in most states the canonical order is the identity and no renaming is built."""
     br = state.brokers[b]
     zk = state.zk
     epoch = zk.broker_epochs[b]
-    return (epoch == 0, epoch, br.epoch, br.up, br.connected, br.active, br.ctx.epoch, zk.controller == b,
+    roles = tuple(a.index(b) if b in a else len(a) for a in zk.assignment)
+    return (roles, epoch == 0, epoch, br.epoch, br.up, br.connected, br.active, br.ctx.epoch, zk.controller == b,
             len(br.queue), br.controller_epoch, br.metadata_epoch, br.shutdown, br.shutdown_tries,
             tuple(r.leader_epoch for r in br.replicas), bool(zk.session >> b & 1))
 
@@ -158,6 +162,11 @@ def _signature(state: Cluster, b: int):
 def representative(state: Cluster) -> Cluster:
     """The canonical member of `state`'s orbit under broker renaming."""
     n = len(state.brokers)
+    # Fast path: the assignment alone orders the brokers as their ids do -> the identity.
+    assignment = state.zk.assignment
+    roles = [tuple(a.index(b) if b in a else len(a) for a in assignment) for b in range(n)]
+    if all(roles[b] < roles[b + 1] for b in range(n - 1)):
+        return state
     sigs = [(_signature(state, b), b) for b in range(n)]
     sigs.sort()
     # Group tied brokers; the canonical position of a group is fixed, its internal order is tried.

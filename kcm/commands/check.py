@@ -18,7 +18,7 @@ from rich.console import Console
 from kcm import KAFKA_VERSION, config
 from kcm.checker import diagrams, proofs, report
 from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION
-from kcm.exploration import run_exploration, with_variant
+from kcm.exploration import ENGINES, run_exploration, with_variant
 from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE, REPLICA_TABLE_PRE_2_3
 
 
@@ -42,8 +42,12 @@ def _table_lines() -> list[str]:
               help="JUnit XML (default: OUT/junit.xml).")
 @click.option("--proof-brokers", type=click.IntRange(1, proofs.MAX_BROKERS), default=proofs.DEFAULT_BROKERS,
               show_default=True, help="Prove the election rules for every broker count up to this.")
+@click.option("--engine", type=click.Choice(ENGINES), default="spark", show_default=True,
+              help="Explore on Spark (embedded local[*] unless --master) or with the sequential explorer.")
+@click.option("--master", default=None, metavar="URL", help="Spark master (default local[*]).")
 @click.option("--no-explore", is_flag=True, help="Skip the exploration (tables, diagrams and proofs only).")
-def command(preset, config_file, variant, out, diagram_dir, json_file, junit_file, proof_brokers, no_explore) -> int:
+def command(preset, config_file, variant, out, diagram_dir, json_file, junit_file, proof_brokers, engine, master,
+            no_explore) -> int:
     """Check everything for a preset: tables, diagrams, proofs, exhaustive exploration; one verdict."""
     started = time.perf_counter()
     console = Console(highlight=False, soft_wrap=True)
@@ -69,7 +73,7 @@ def command(preset, config_file, variant, out, diagram_dir, json_file, junit_fil
     result, files = None, {}
     if not no_explore:
         console.print(f"[bold]4. Exhaustive exploration of {name}[/bold]")
-        result, files = run_exploration(console, name, cfg, out=out)
+        result, files = run_exploration(console, name, cfg, out=out, engine=engine, master=master)
     doc = report.build(result, proof_results, preset=name, variant=cfg.variant, trace_files=files,
                        duration_s=time.perf_counter() - started)
     report.write_json(doc, json_file or out / "report.json")

@@ -10,7 +10,7 @@ from rich.console import Console
 from kcm import config
 from kcm.checker import report
 from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION
-from kcm.exploration import run_exploration, with_variant
+from kcm.exploration import ENGINES, run_exploration, run_simulation, with_variant
 
 
 @click.command(name="explore")
@@ -24,11 +24,23 @@ from kcm.exploration import run_exploration, with_variant
 @click.option("--max-depth", type=click.IntRange(min=1), default=None, help="Stop after this many steps (incomplete).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("kcm-out"), show_default=True,
               help="Where counterexamples and reports go.")
+@click.option("--engine", type=click.Choice(ENGINES), default="local", show_default=True,
+              help="The sequential explorer, or distributed BFS on Spark.")
+@click.option("--master", default=None, metavar="URL", help="Spark master (default local[*]; spark://…, yarn, k8s://…).")
+@click.option("--checkpoint", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Spark: write level snapshots here, to resume an interrupted run.")
+@click.option("--resume", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Spark: continue the run whose snapshots are in this folder.")
+@click.option("--simulate", is_flag=True, help="Random walks instead of exhaustive search (TLC -simulate), on Spark.")
+@click.option("--runs", type=click.IntRange(min=1), default=1000, show_default=True, help="With --simulate: walks.")
+@click.option("--depth", type=click.IntRange(min=1), default=100, show_default=True, help="With --simulate: steps per walk.")
+@click.option("--seed", type=int, default=0, show_default=True, help="With --simulate: the seed.")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the JSON report here.")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write JUnit XML here.")
-def command(preset, config_file, variant, invariants, symmetry, max_depth, out, json_file, junit_file) -> int:
+def command(preset, config_file, variant, invariants, symmetry, max_depth, out, engine, master, checkpoint, resume,
+            simulate, runs, depth, seed, json_file, junit_file) -> int:
     """Explore every reachable state of a config and check every property on the way.
 
     Exit codes: 0 all properties hold and every goal is met; 1 a violation; 2 bad usage;
@@ -38,8 +50,12 @@ def command(preset, config_file, variant, invariants, symmetry, max_depth, out, 
     cfg = with_variant(cfg, variant)
     console.print(f"kcm explore · preset {name}{' · variant ' + cfg.variant if cfg.variant else ''} · "
                   f"symmetry {'on' if symmetry else 'off'}")
+    if simulate:
+        return run_simulation(console, name, cfg, runs=runs, depth=depth, seed=seed, master=master,
+                              invariants=tuple(invariants), out=out)
     result, files = run_exploration(console, name, cfg, symmetry=symmetry, invariants=tuple(invariants),
-                                    max_depth=max_depth, out=out)
+                                    max_depth=max_depth, out=out, engine=engine, master=master,
+                                    checkpoint=checkpoint, resume=resume)
     doc = report.build(result, [], preset=name, variant=cfg.variant, trace_files=files)
     if json_file:
         report.write_json(doc, json_file)

@@ -25,7 +25,7 @@ def test_help_lists_only_working_commands(capsys) -> None:
 
 
 def test_check_passes_on_tiny_and_writes_its_reports(tmp_path, capsys) -> None:
-    assert main(["check", "--preset", "tiny", "--out", str(tmp_path), "--proof-brokers", "3"]) == 0
+    assert main(["check", "--preset", "tiny", "--engine", "local", "--out", str(tmp_path), "--proof-brokers", "3"]) == 0
     out = capsys.readouterr().out
     assert "preset tiny" in out and "PASS" in out
     assert (tmp_path / "diagrams" / "replica_state_machine.dot").exists()
@@ -39,7 +39,7 @@ def test_check_passes_on_tiny_and_writes_its_reports(tmp_path, capsys) -> None:
 
 
 def test_check_on_a_variant_exits_1_with_its_counterexample(tmp_path, capsys) -> None:
-    assert main(["check", "--preset", "v6", "--out", str(tmp_path), "--proof-brokers", "2"]) == 1
+    assert main(["check", "--preset", "v6", "--engine", "local", "--out", str(tmp_path), "--proof-brokers", "2"]) == 1
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["verdict"] == "violation"
     assert [v["invariant"] for v in report["violations"]][0] == "IsrNonEmpty"

@@ -1,0 +1,18 @@
+"""Run every benchmark in turn (`make bench`); each prints its own markdown table."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+BENCHES = [["explore.py", "--presets", "tiny"], ["proofs.py"], ["spark_explore.py", "--presets", "tiny"],
+           ["fuzz.py"]]
+
+for args in BENCHES:
+    script = HERE / args[0]
+    if not script.exists():
+        continue
+    print(f"\n## {args[0]}\n", flush=True)
+    subprocess.run([sys.executable, str(script), *args[1:]], check=True)
