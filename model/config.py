@@ -65,6 +65,8 @@ class ModelConfig:
     #: beyond the per-kind ones. They keep "every feature on" configs exhaustible.
     max_faults: int = -1
     max_admin_ops: int = -1
+    #: Faults and admin operations together.
+    max_perturbations: int = -1
     #: Capacity of each broker's controller event queue (Kafka's is unbounded; the model's is not).
     event_queue_capacity: int = 8
     #: Optional data: per replica a log end offset and high watermark, up to `max_offset`.
@@ -151,6 +153,7 @@ _RANGES: dict[str, tuple[int, Any]] = {
     "event_queue_capacity": (1, 16),
     "max_faults": (-1, 8),
     "max_admin_ops": (-1, 8),
+    "max_perturbations": (-1, 8),
     "max_offset": (0, _MAX_OFFSET),
 }
 _RANGE_WHY = {

@@ -319,6 +319,11 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
     return props
 
 
+def _two_perturbations(cfg: ModelConfig) -> bool:
+    """Whether a run may have two faults or admin operations (some goals need one to set up the other)."""
+    return cfg.max_perturbations < 0 or cfg.max_perturbations >= 2
+
+
 def _goals(cfg: ModelConfig, observe) -> list:
     def elected_with(strategy, unclean=None):
         def met(s, a, t):
@@ -332,11 +337,14 @@ def _goals(cfg: ModelConfig, observe) -> list:
         Sometimes("ControllerFailsOver",
                   lambda s, a, t: any(b.active and b.ctx.epoch >= 2 for b in t.brokers),
                   "a second controller takes over"),
-        Sometimes("PartitionOfflineAndBack",
-                  lambda s, a, t: any(x != NO_ZNODE and y != NO_ZNODE and x.leader == NONE and y.leader >= 0
-                                      for x, y in zip(s.zk.partitions, t.zk.partitions)),
-                  "a partition without a leader gets one again"),
     ]
+    # A partition loses its leader only when its last ISR member goes: one fault with RF 1, two
+    # perturbations otherwise.
+    if cfg.max_broker_crashes + cfg.max_session_expiries and (cfg.replication_factor == 1 or _two_perturbations(cfg)):
+        goals.append(Sometimes("PartitionOfflineAndBack",
+                               lambda s, a, t: any(x != NO_ZNODE and y != NO_ZNODE and x.leader == NONE and y.leader >= 0
+                                                   for x, y in zip(s.zk.partitions, t.zk.partitions)),
+                               "a partition without a leader gets one again"))
     if cfg.unclean_election:
         goals.append(Sometimes("UncleanElection", elected_with((Strategy.OFFLINE, Strategy.OFFLINE_ALLOW_UNCLEAN), True),
                                "a leader is elected from outside the ISR"))
@@ -352,7 +360,8 @@ def _goals(cfg: ModelConfig, observe) -> list:
     if cfg.max_controlled_shutdowns:
         goals.append(Sometimes("ControlledShutdownMovesLeadership", elected_with((Strategy.CONTROLLED_SHUTDOWN,)),
                                "a controlled shutdown moves a leader away"))
-    if cfg.max_preferred_elections or cfg.max_auto_rebalances:
+    # The preferred replica leads until something moves leadership away: a second perturbation.
+    if (cfg.max_preferred_elections or cfg.max_auto_rebalances) and _two_perturbations(cfg):
         goals.append(Sometimes("PreferredLeaderElected", elected_with((Strategy.PREFERRED,)),
                                "a preferred replica election moves the leader"))
     return goals

@@ -135,6 +135,8 @@ def enabled_actions(cfg: ModelConfig, state: Cluster) -> list:
 
     faults_ok = cfg.max_faults < 0 or sum(spent[b] for b in _FAULTS) < cfg.max_faults
     admin_ok = cfg.max_admin_ops < 0 or sum(spent[b] for b in _ADMIN) < cfg.max_admin_ops
+    if 0 <= cfg.max_perturbations <= sum(spent):
+        faults_ok = admin_ok = False
 
     def left(b: Budget) -> bool:
         return spent[b] < limits[b] and (faults_ok if b in _FAULTS else admin_ok)
