@@ -48,4 +48,4 @@ NEED_TWO_PERTURBATIONS = {
     ("replica", "ReplicaDeletionStarted", "ReplicaDeletionIneligible"),
     ("partition", "OfflinePartition", "OfflinePartition"),
 }
-KNOWN_INVALID_REQUESTS: set = set()
+KNOWN_INVALID_REQUESTS: set = set()  # none at one perturbation per run (docs/model.md, "Findings", needs two)

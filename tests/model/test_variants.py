@@ -23,7 +23,7 @@ from kcm.model.variants import VARIANTS
 ITF_SCHEMA = json.loads((Path(__file__).parents[1] / "checker" / "itf.schema.json").read_text())
 
 #: variant -> shortest counterexample length on its preset (computed by the explorer, pinned here).
-SHORTEST = {"V1": 5, "V2": None, "V3": None, "V4": 7, "V5": 5, "V6": 4, "V7": 10, "V8": 5, "V9": 9}
+SHORTEST = {"V1": 5, "V2": 12, "V3": 6, "V4": 7, "V5": 5, "V6": 4, "V7": 11, "V8": 5, "V9": 9}
 
 
 def test_every_variant_is_pinned() -> None:
@@ -47,11 +47,11 @@ def test_the_variant_breaks_its_invariant_with_a_pinned_shortest_trace(case) -> 
 
 
 def test_without_the_variant_the_invariant_holds(case) -> None:
-    """Kafka 2.6 on the same preset: no violation of the invariant within twice the variant's
-    shortest counterexample (the full spaces of the three-broker presets take minutes)."""
+    """Kafka 2.6 on the same preset: no violation of the invariant within the length of the variant's
+    shortest counterexample, and one step more (the full spaces of the three-broker presets take minutes)."""
     v, cfg, _, _ = case
     healthy = ModelConfig.from_mapping({**config_fields(cfg), "variant": ""})
-    result = explore(KafkaModel(healthy), properties=[v.breaks], max_depth=2 * SHORTEST[v.name])
+    result = explore(KafkaModel(healthy), properties=[v.breaks], max_depth=SHORTEST[v.name] + 1)
     assert result.verdict in ("pass", "incomplete") and not result.violations, result.summary_lines()
 
 
