@@ -160,11 +160,13 @@ class ControllerEventManager:
         if self._thread is not threading.current_thread():
             self._thread.join()
 
-    def kill(self) -> None:
-        """The process died: the queue is lost (nothing is preempted or answered) and no event is
-        taken any more; the thread, if any, ends after the event it is running."""
+    def kill(self) -> tuple[ControllerEvent, ...]:
+        """The process died: the queue is lost (nothing is preempted) and no event is taken any more;
+        the thread, if any, ends after the event it is running. Returns the events that were lost,
+        so that the caller can fail what waited on them from outside the process."""
         with self._lock:
             self._dead = True
+            lost = [q.event for q in self._queue]
             self._queue.clear()
             self._queue.append(QueuedEvent(ShutdownEventThread()))
             self._lock.notify_all()
@@ -172,6 +174,7 @@ class ControllerEventManager:
             self._thread.join()
         with self._lock:
             self._queue.clear()
+        return tuple(lost)
 
     def wait_idle(self, timeout: float) -> bool:
         """Block until nothing is queued or running (threaded mode), or `timeout` passed."""

@@ -236,8 +236,7 @@ class ReassignmentMixin:
         ctx.partitions_being_reassigned.discard(tp)
 
     def _register_partition_reassignment_isr_change_handler(self, tp: TopicPartition) -> None:
-        handler = PartitionReassignmentIsrChangeHandler(
-            self.event_manager, tp, self.alignment.partition_state_watch_fires_on_create_and_delete)
+        handler = PartitionReassignmentIsrChangeHandler(self.event_manager, tp)
         self.partition_reassignment_isr_change_handlers[tp] = handler
         self._zk.register_znode_change_handler(handler)
 

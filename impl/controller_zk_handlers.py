@@ -25,9 +25,7 @@ one-shot watch:
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 from kcm.impl import controller_events as ev
 from kcm.impl.controller_event_manager import ControllerEventManager
@@ -67,31 +65,9 @@ class _ChildHandler(ZNodeChildChangeHandler):
 
     def __init__(self, event_manager: ControllerEventManager) -> None:
         self._events = event_manager
-        #: Re-reads the path with a watch (set by the controller).
-        self.rearm: Callable[[], None] = lambda: None
 
     def handle_child_change(self) -> None:
-        if type(self) in getattr(_silenced, "types", ()):
-            self.rearm()   # a write the model does not notify: restore the watch, put no event
-            return
         self._events.put(self.event())
-
-
-_silenced = threading.local()
-
-
-@contextmanager
-def silenced(handler_type: type) -> Iterator[None]:
-    """While the body runs (on this thread), notifications for `handler_type` handlers, of any
-    broker, re-arm their watch instead of putting an event. Only meaningful with immediate watch
-    delivery (stepped mode), where notifications run inside the write that causes them; it serves
-    `ModelAlignment.topic_znode_delete_is_silent`."""
-    previous = getattr(_silenced, "types", ())
-    _silenced.types = previous + (handler_type,)
-    try:
-        yield
-    finally:
-        _silenced.types = previous
 
 
 class BrokerChangeHandler(_ChildHandler):
@@ -136,26 +112,15 @@ class PartitionReassignmentHandler(ZNodeChangeHandler):
 
 
 class PartitionReassignmentIsrChangeHandler(ZNodeChangeHandler):
-    """Kafka reacts to data changes only; `on_any_change` also reacts to the znode's creation and
-    deletion (`ModelAlignment.partition_state_watch_fires_on_create_and_delete`)."""
+    """Data changes only: the state znode's creation or deletion spends the watch without an event."""
 
-    def __init__(self, event_manager: ControllerEventManager, partition: TopicPartition,
-                 on_any_change: bool = False) -> None:
+    def __init__(self, event_manager: ControllerEventManager, partition: TopicPartition) -> None:
         self._events = event_manager
         self.partition = partition
         self.path = TopicPartitionStateZNode.path(partition)
-        self._on_any_change = on_any_change
 
     def handle_data_change(self) -> None:
         self._events.put(ev.PartitionReassignmentIsrChange(self.partition))
-
-    def handle_creation(self) -> None:
-        if self._on_any_change:
-            self.handle_data_change()
-
-    def handle_deletion(self) -> None:
-        if self._on_any_change:
-            self.handle_data_change()
 
 
 class ControllerEpochChangeHandler(ZNodeChangeHandler):

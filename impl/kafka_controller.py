@@ -58,7 +58,6 @@ from kcm.impl.controller_zk_handlers import (
     PreferredReplicaElectionHandler,
     TopicChangeHandler,
     TopicDeletionHandler,
-    silenced,
 )
 from kcm.impl.kafka_config import KafkaConfig
 from kcm.impl.kafka_scheduler import KafkaScheduler, ManualKafkaScheduler
@@ -125,15 +124,13 @@ class KafkaController(ReassignmentMixin):
         self.partition_state_machine = PartitionStateMachine(
             broker_id, self.context, zk_client, self._batches[2], timeline, self.flags,
             unclean_leader_election_enable=config.unclean_leader_election_enable,
-            state_reads_watch=self._watch_like_kafka,
-            skip_existing_state_znodes=self.alignment.initialization_skips_existing_state_znodes)
+            state_reads_watch=self._watch_like_kafka)
         self.topic_deletion_manager = TopicDeletionManager(self.context, self.replica_state_machine,
                                                            self.partition_state_machine, self,
                                                            delete_topic_enable=config.delete_topic_enable)
         self.controller_change_handler = ControllerChangeHandler(self.event_manager)
         self.broker_change_handler = BrokerChangeHandler(self.event_manager)
         self.topic_change_handler = TopicChangeHandler(self.event_manager)
-        self.topic_change_handler.rearm = lambda: zk_client.get_all_topics_in_cluster(register_watch=True)
         self.topic_deletion_handler = TopicDeletionHandler(self.event_manager)
         self.isr_change_notification_handler = IsrChangeNotificationHandler(self.event_manager)
         self.preferred_replica_election_handler = PreferredReplicaElectionHandler(self.event_manager)
@@ -185,8 +182,15 @@ class KafkaController(ReassignmentMixin):
         self.channel_manager.shutdown()
 
     def kill(self) -> None:
-        """The process died: threads stop, queued events and requests are lost, nothing is written."""
-        self.event_manager.kill()
+        """The process died: threads stop, queued events and requests are lost, nothing is written.
+
+        A broker whose ControlledShutdownRequest was queued here sees its connection drop (Kafka's
+        `NetworkClientUtils.sendAndReceive` throws an IOException in `KafkaServer.controlledShutdown`)
+        and retries; the in-process network has no connections to drop, so the answer is failed here."""
+        lost = self.event_manager.kill()
+        for event in lost:
+            if isinstance(event, ev.ControlledShutdown):
+                event.callback(ConnectionError(f"connection to broker {self.broker_id} was closed"))
         self.kafka_scheduler.shutdown()
         self.channel_manager.shutdown()
 
@@ -475,10 +479,6 @@ class KafkaController(ReassignmentMixin):
             if partitions:
                 self._update_leader_and_isr_cache(partitions)
                 self.send_update_metadata_request(self.context.live_or_shutting_down_broker_ids, partitions)
-                if self.alignment.isr_change_completes_reassignment:
-                    for tp in partitions:
-                        if tp in self.context.partitions_being_reassigned:
-                            self._maybe_complete_reassignment(tp)
         finally:
             zk.delete_isr_change_notifications(self.context.epoch_zk_version, sequence_numbers)
 
@@ -491,25 +491,27 @@ class KafkaController(ReassignmentMixin):
     def _process_controlled_shutdown(self, event: ev.ControlledShutdown) -> None:
         try:
             remaining = self._do_controlled_shutdown(event.id, event.broker_epoch)
-        except Exception as error:   # Kafka: Try { doControlledShutdown(...) }, answered either way
+        except Exception as error:   # noqa: BLE001 - Kafka: Try { doControlledShutdown(...) }, answered either way
+            # Even a ControllerMovedException goes to the callback only: no resignation here (the
+            # controller notices the move through its /controller watch). The requests batched
+            # before the failure are dropped, as everywhere else in this implementation.
+            self._clear_batches()
             event.callback(error)
-            if self.alignment.controlled_shutdown_failure_propagates and not getattr(error, "refusal", False):
-                raise
             return
         event.callback(remaining)
 
     def _do_controlled_shutdown(self, broker_id: int, broker_epoch: int) -> frozenset[TopicPartition]:
         ctx = self.context
         if not self.is_active:
-            raise _refusal(ControllerMovedException("Controller moved to another broker. Aborting controlled shutdown"))
+            raise ControllerMovedException("Controller moved to another broker. Aborting controlled shutdown")
         epochs = ctx.live_broker_id_and_epochs
         if broker_id not in epochs:
-            raise _refusal(NoSuchElementException(f"key not found: {broker_id}"))
+            raise NoSuchElementException(f"key not found: {broker_id}")
         if broker_epoch < epochs[broker_id]:
-            raise _refusal(StaleBrokerEpochException(f"Received controlled shutdown request from an old broker "
-                                                     f"epoch {broker_epoch} for broker {broker_id}"))
+            raise StaleBrokerEpochException(f"Received controlled shutdown request from an old broker "
+                                            f"epoch {broker_epoch} for broker {broker_id}")
         if broker_id not in ctx.live_or_shutting_down_broker_ids:
-            raise _refusal(BrokerNotAvailableException(f"Broker id {broker_id} does not exist."))
+            raise BrokerNotAvailableException(f"Broker id {broker_id} does not exist.")
         ctx.shutting_down_broker_ids.add(broker_id)
         self._timeline.append("shutdown", broker_id, epoch=ctx.epoch, peer=self.broker_id,
                               detail=f"controller {self.broker_id} moves leadership off broker {broker_id}")
@@ -526,10 +528,6 @@ class KafkaController(ReassignmentMixin):
         batch.send_requests_to_brokers(ctx.epoch)
         self.replica_state_machine.handle_state_changes([PartitionAndReplica(tp, broker_id) for tp in followed],
                                                         R.OfflineReplica)
-        if self.alignment.controlled_shutdown_remaining_includes_single_replica:
-            return frozenset(tp for tp, info in ctx.partition_leadership_info.items()
-                             if info.leader_and_isr.leader == broker_id
-                             and not ctx.is_topic_queued_up_for_deletion(tp.topic))
         return ctx.partition_leaders_on_broker(broker_id)
 
     # ---- handlers: preferred elections ---------------------------------------------------------
@@ -653,12 +651,7 @@ class KafkaController(ReassignmentMixin):
         self.topic_deletion_manager.fail_replica_deletion(replicas_in_error)
         if len(in_error) != len(errors):
             deleted = [PartitionAndReplica(tp, event.replica_id) for tp in sorted(set(errors) - in_error)]
-            if self.alignment.stop_replica_callback_as_model:
-                # the model's completeReplicaDeletion does not filter by "queued for deletion"
-                self.replica_state_machine.handle_state_changes(deleted, R.ReplicaDeletionSuccessful)
-                self.topic_deletion_manager.try_topic_deletion()
-            else:
-                self.topic_deletion_manager.complete_replica_deletion(deleted)
+            self.topic_deletion_manager.complete_replica_deletion(deleted)
 
     def _stop_replica_callback(self, broker_id: int, request: StopReplicaRequest):
         """The response callback of a StopReplica for `broker_id` (runs on the send thread)."""
@@ -667,15 +660,17 @@ class KafkaController(ReassignmentMixin):
             return None
 
         def on_response(response: StopReplicaResponse) -> None:
-            if self.alignment.stop_replica_callback_as_model:
-                # The model reports every deletion, and a fenced request as failing all of them.
-                error = response.error
-                errors = tuple((tp, error) for tp in sorted(deleting))
-                self.event_manager.put(ev.TopicDeletionStopReplicaResponseReceived(broker_id, error, errors))
-                return
+            # Only partitions of topics whose deletion has started go back (`isTopicDeletionInProgress`,
+            # read when the response arrives), with the broker's per-partition errors.
             ctx = self.context
-            errors = tuple((tp, e) for tp, e in response.partition_errors
-                           if tp.topic in ctx.topics_with_deletion_started and tp in deleting)
+            if response.error is not Errors.NONE and self.alignment.fenced_stop_replica_fails_deletions:
+                # A fenced request has no per-partition errors, so Kafka puts no event; the model
+                # answers it as failing every such deletion.
+                errors = tuple((tp, response.error) for tp in sorted(deleting)
+                               if tp.topic in ctx.topics_with_deletion_started)
+            else:
+                errors = tuple((tp, e) for tp, e in response.partition_errors
+                               if tp.topic in ctx.topics_with_deletion_started and tp in deleting)
             if errors:
                 self.event_manager.put(ev.TopicDeletionStopReplicaResponseReceived(broker_id, response.error, errors))
 
@@ -685,13 +680,7 @@ class KafkaController(ReassignmentMixin):
 
     def delete_topic(self, topic: str, epoch_zk_version: int) -> None:
         zk = self._zk
-        if self.alignment.topic_znode_delete_is_silent:
-            # The model fires no /brokers/topics watch here: the notifications this delete causes
-            # only re-arm the watches they consumed.
-            with silenced(TopicChangeHandler):
-                zk.delete_topic_znode(topic, epoch_zk_version)
-        else:
-            zk.delete_topic_znode(topic, epoch_zk_version)
+        zk.delete_topic_znode(topic, epoch_zk_version)
         zk.delete_topic_deletions([topic], epoch_zk_version)
 
     def delete_topic_deletions(self, topics: list[str], epoch_zk_version: int) -> None:
@@ -712,12 +701,6 @@ class KafkaController(ReassignmentMixin):
 
 
 _ZK_TRIGGERED = "ZkTriggered"
-
-
-def _refusal(error: Exception) -> Exception:
-    """Mark an exception as a refusal of the request (checked before anything is changed)."""
-    error.refusal = True
-    return error
 _AUTO_TRIGGERED = "AutoTriggered"
 
 

@@ -64,8 +64,7 @@ class PartitionLeaderElectionStrategy(Enum):
 class PartitionStateMachine:
     def __init__(self, controller_id: int, context: ControllerContext, zk_client: ControllerZkClient,
                  batch: ControllerBrokerRequestBatch, timeline: Timeline, flags: Flags, *,
-                 unclean_leader_election_enable: bool = False, state_reads_watch: bool = True,
-                 skip_existing_state_znodes: bool = False) -> None:
+                 unclean_leader_election_enable: bool = False, state_reads_watch: bool = True) -> None:
         self.controller_id = controller_id
         self._context = context
         self._zk = zk_client
@@ -74,7 +73,6 @@ class PartitionStateMachine:
         self._flags = flags
         self._unclean_enabled = unclean_leader_election_enable
         self._state_reads_watch = state_reads_watch
-        self._skip_existing_state_znodes = skip_existing_state_znodes
         self.invalid_transitions: Counter[tuple[str, str]] = Counter()
         self.transitions: Counter[tuple[str, str]] = Counter()
 
@@ -172,11 +170,6 @@ class PartitionStateMachine:
                           "No replica is alive", self.controller_id, ctx.epoch, tp)
                 continue
             states[tp] = LeaderIsrAndControllerEpoch(LeaderAndIsr(live[0], 0, live, 0), ctx.epoch)
-        if states and self._skip_existing_state_znodes:   # ModelAlignment.initialization_skips_existing_state_znodes
-            existing = self._zk.get_topic_partition_states(states, watch=False)
-            for tp in existing:
-                log.error("Failed to create the state znode of %s: it exists", tp)
-            states = {tp: s for tp, s in states.items() if tp not in existing}
         if not states:
             return []
         outcome = self._zk.create_topic_partition_states(states, ctx.epoch_zk_version)

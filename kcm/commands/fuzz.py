@@ -108,7 +108,7 @@ class _progress:
     def __init__(self, total: int) -> None:
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                  TextColumn("examples · {task.fields[steps]:,} steps"), TimeElapsedColumn(),
-                                 console=Console(stderr=True), transient=False)
+                                 console=Console(stderr=True), transient=True)
         self.total = total
 
     def __enter__(self):

@@ -1,0 +1,25 @@
+"""Shared by the checker tests: the fuzz-vs-explorer table that `test_stateful.py` fills, printed at
+the end of the session (the shrunk length is a result worth seeing, not only a bound to assert)."""
+
+from __future__ import annotations
+
+import pytest
+
+#: variant -> (invariant, fuzz shrunk length, explorer shortest length, first failing run, examples)
+_FUZZ_VS_EXPLORER: dict[str, tuple[str, int, int, int, int]] = {}
+
+
+@pytest.fixture(scope="session")
+def fuzz_vs_explorer() -> dict:
+    return _FUZZ_VS_EXPLORER
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if not _FUZZ_VS_EXPLORER:
+        return
+    write = terminalreporter.write_line
+    terminalreporter.section("kcm fuzz vs the explorer (shortest counterexample), per variant")
+    write(f"{'variant':8} {'invariant':34} {'fuzz (shrunk)':>13} {'explorer':>9} {'first failing run':>18} {'examples':>9}")
+    for name in sorted(_FUZZ_VS_EXPLORER):
+        invariant, shrunk, shortest, first, examples = _FUZZ_VS_EXPLORER[name]
+        write(f"{name:8} {invariant:34} {shrunk:>13} {shortest:>9} {first:>18} {examples:>9}")

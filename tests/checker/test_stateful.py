@@ -1,0 +1,202 @@
+"""The Hypothesis lock-step machine (`kcm.checker.stateful`) and `kcm fuzz`.
+
+* Healthy configs run clean under the CI profile: the model's invariants hold and the
+  implementation matches the model after every step of every example.
+* Machines that must fail do (Hypothesis's own `bad_machines` idea): every variant V1-V9 from a
+  fixed seed, with its own invariant, a shrunk trace no shorter than the explorer's shortest (a
+  fuzzer shorter than BFS would mean one of them is wrong), an ITF file that `kcm trace show`
+  renders and that replays to the violation; and an implementation made to differ from the model
+  (one `ModelAlignment` switch off, or an exception), reported as a refinement failure whose trace
+  replays through both to the same difference.
+* `kcm fuzz`: exit codes, output, files.
+
+The fuzz-vs-explorer lengths are printed at the end of the session (`conftest.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+
+import pytest
+from hypothesis import settings
+
+from kcm.checker.bfs import explore
+from kcm.checker.replay import replay_itf
+from kcm.checker.stateful import (
+    CI_PROFILE,
+    REFINEMENT,
+    Failure,
+    fuzz,
+    machine_for,
+    replay_lockstep,
+    write_failure,
+)
+from kcm.cli import main
+from kcm.config import load_preset
+from kcm.impl.model_alignment import ModelAlignment
+from kcm.impl.step_cluster import StepCluster
+from kcm.model.config import ModelConfig
+from kcm.model.spec import KafkaModel
+from kcm.model.variants import VARIANTS
+
+#: Two brokers, single-replica partitions: a controlled shutdown's /controller lookup re-arms the
+#: broker's watch in Kafka (`ModelAlignment.watches_armed_only_where_model_arms`), two steps in.
+RF1 = ModelConfig.from_mapping(dict(brokers=2, topics=1, partitions=2, replication_factor=1, max_broker_crashes=1,
+                                    max_session_expiries=1, max_controlled_shutdowns=1, max_reassignments=1))
+
+EVERYTHING = ModelConfig.from_mapping(dict(
+    brokers=3, topics=2, partitions=2, replication_factor=2, initial_topics=1, max_broker_crashes=2,
+    max_session_expiries=2, max_leader_isr_shrinks=2, max_controlled_shutdowns=2, max_preferred_elections=2,
+    max_reassignments=2, max_topic_deletions=2, max_topic_creations=2, max_auto_rebalances=2,
+    max_controller_moves=2, event_queue_capacity=8))
+
+#: Bounds of the variant runs: every variant fails from seed 0 well within them.
+VARIANT_EXAMPLES, VARIANT_STEPS = 300, 25
+
+
+# ---- healthy configs run clean (the CI profile) ------------------------------------------------
+
+
+class TestTinyLockStep(machine_for(load_preset("tiny")).TestCase):
+    settings = settings.get_profile(CI_PROFILE)
+
+
+class TestDefaultLockStep(machine_for(load_preset("default")).TestCase):
+    settings = settings.get_profile(CI_PROFILE)
+
+
+class TestEveryFeatureLockStep(machine_for(EVERYTHING).TestCase):
+    settings = settings(settings.get_profile(CI_PROFILE), max_examples=15)
+
+
+def test_a_seed_means_one_run():
+    first, again = (fuzz(load_preset("tiny"), examples=20, steps=30, seed=7) for _ in range(2))
+    assert first.ok and again.ok
+    assert (first.stats.examples, first.stats.steps) == (again.stats.examples, again.stats.steps)
+    assert first.stats.steps > 100  # it did walk
+
+
+# ---- every variant is found, no shorter than the explorer's shortest ----------------------------
+
+
+@pytest.fixture(scope="module")
+def explorer_shortest():
+    cache: dict[str, int] = {}
+
+    def shortest(variant: str) -> int:
+        if variant not in cache:
+            v = VARIANTS[variant]
+            result = explore(KafkaModel(load_preset(v.preset)), properties=[v.breaks])
+            assert [x.name for x in result.violations] == [v.breaks]
+            cache[variant] = result.violations[0].trace_length
+        return cache[variant]
+
+    return shortest
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_the_fuzzer_finds_each_variant_from_a_fixed_seed(variant, explorer_shortest, fuzz_vs_explorer, tmp_path):
+    v = VARIANTS[variant]
+    result = fuzz(load_preset(v.preset), examples=VARIANT_EXAMPLES, steps=VARIANT_STEPS, seed=0)
+    failure = result.failure
+    assert failure is not None, f"{variant}: no failure in {result.stats}"
+    assert (failure.prop, failure.kind) == (v.breaks, _kind_of(v.breaks, load_preset(v.preset)))
+    shortest = explorer_shortest(variant)
+    fuzz_vs_explorer[variant] = (v.breaks, failure.length, shortest, result.stats.first, result.stats.examples)
+    assert shortest <= failure.length <= VARIANT_STEPS
+    # The program Hypothesis printed takes exactly the failing steps, and the trace replays.
+    assert result.program[0] == "state = KafkaLockStep()" and result.program[-1] == "state.teardown()"
+    assert len(result.program) == failure.length + 2
+    paths = write_failure(result, tmp_path, preset=v.preset)
+    actions, _ = replay_itf(paths["itf"])
+    assert actions == [a for a, _ in failure.trace[1:]]
+    assert main(["trace", "show", str(paths["itf"])]) == 0
+
+
+def _kind_of(name: str, cfg: ModelConfig) -> str:
+    return next(p.kind for p in KafkaModel(cfg).properties() if p.name == name)
+
+
+# ---- disagreements and crashes of the implementation are found ---------------------------------
+
+
+def test_a_kafka_behaviour_the_model_lacks_is_reported_as_a_refinement_failure(tmp_path):
+    switch = "watches_armed_only_where_model_arms"
+    result = fuzz(RF1, examples=100, steps=20, seed=0, alignment=ModelAlignment.model().only(switch, False))
+    failure = result.failure
+    assert failure is not None and (failure.prop, failure.kind) == (REFINEMENT, "refinement")
+    assert [line.split(":")[0] for line in failure.details] == ["zk.watches"]
+    paths = write_failure(result, tmp_path, preset="rf1")
+    step, fields = replay_lockstep(paths["itf"])
+    assert (step, [line.split(":")[0] for line in fields]) == (failure.length, ["zk.watches"])
+    # The replay script written beside it does the same (it runs under python or pytest).
+    assert runpy.run_path(str(paths["replay"]))["test_replay"]() == fields
+    assert json.loads(paths["itf"].read_text())["#meta"]["config"]["alignment_off"] == [switch]
+    # With the model's alignment the same config runs clean.
+    assert fuzz(RF1, examples=30, steps=20, seed=0).ok
+
+
+def test_an_implementation_crash_is_a_refinement_failure(monkeypatch):
+    apply = StepCluster.apply
+
+    def crash_on_shutdown_requests(self, action):
+        if type(action).__name__ == "BrokerRequestControlledShutdown":
+            raise RuntimeError("boom")
+        apply(self, action)
+
+    monkeypatch.setattr(StepCluster, "apply", crash_on_shutdown_requests)
+    failure = fuzz(RF1, examples=100, steps=20, seed=0).failure
+    assert failure is not None and failure.kind == "refinement"
+    assert failure.details[0] == "the implementation raised RuntimeError: boom"
+    assert type(failure.trace[-1][0]).__name__ == "BrokerRequestControlledShutdown"
+
+
+def test_the_machine_rejects_an_unknown_invariant():
+    with pytest.raises(ValueError, match="unknown invariant 'NoSuchThing'"):
+        machine_for(load_preset("tiny"), invariants=["NoSuchThing"])
+
+
+def test_a_failure_lists_its_steps_and_fields():
+    failure = Failure("X", "refinement", [(None, 0), ("a1", 1), ("a2", 2)], ["zk.watches: model [] != impl [1]"])
+    assert failure.length == 2
+    assert str(failure).splitlines() == ["the implementation differs from the model after 2 steps:",
+                                         "  1. 'a1'", "  2. 'a2'", "  zk.watches: model [] != impl [1]"]
+
+
+# ---- kcm fuzz ----------------------------------------------------------------------------------
+
+
+def test_kcm_fuzz_runs_a_healthy_preset_clean(capsys):
+    assert main(["fuzz", "--preset", "tiny", "--examples", "10", "--steps", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "checks every invariant and the implementation · seed 0 · 10 examples × 20 steps" in out
+    assert "No failure: 10 examples" in out
+
+
+def test_kcm_fuzz_with_a_variant_uses_its_preset_and_writes_the_trace(tmp_path, capsys):
+    assert main(["fuzz", "--variant", "KAFKA-7482", "--out", str(tmp_path)]) == 1  # V8, by its JIRA key
+    out = capsys.readouterr().out
+    assert "preset v8 · variant V8 · checks DeposedLeaderNotified" in out
+    assert "Failure: transition invariant DeposedLeaderNotified is violated after" in out
+    assert "KafkaLockStep = machine_for(" in out and "state.take(choice=" in out
+    assert (tmp_path / "fuzz_DeposedLeaderNotified.itf.json").is_file()
+    program = (tmp_path / "fuzz_DeposedLeaderNotified_program.py").read_text()
+    with pytest.raises(Failure, match="DeposedLeaderNotified"):  # the printed program runs, and fails
+        exec(compile(program, "program.py", "exec"), {})
+
+
+def test_kcm_fuzz_as_kafka_reports_a_remaining_disagreement(tmp_path, capsys):
+    toml = tmp_path / "rf1.toml"
+    toml.write_text("".join(f"{k} = {v}\n" for k, v in dict(brokers=2, topics=1, partitions=2, replication_factor=1,
+                                                           max_broker_crashes=1, max_session_expiries=1,
+                                                           max_controlled_shutdowns=1).items()))
+    assert main(["fuzz", "--config", str(toml), "--as-kafka", "--steps", "20", "--out", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "(as Kafka 2.6)" in out and "Failure: the implementation differs from the model" in out
+    assert "zk.watches: model" in out
+
+
+def test_kcm_fuzz_rejects_an_unknown_variant(capsys):
+    assert main(["fuzz", "--variant", "V99"]) == 2
+    assert "unknown variant 'V99'" in capsys.readouterr().err
