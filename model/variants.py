@@ -13,6 +13,7 @@ bug itself is only the flag.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -25,36 +26,38 @@ class Variant:
     changes: str
     breaks: str
     preset: str
+    #: The `Flags` field the variant switches on.
+    flag: str
 
 
 _VARIANTS = (
     Variant("V1", "KAFKA-532", "0.8.0",
             "brokers apply requests from any controller epoch (no STALE_CONTROLLER_EPOCH check)",
-            "StaleControllerRejected", "v1"),
+            "StaleControllerRejected", "v1", "no_broker_controller_epoch_check"),
     Variant("V2", "KAFKA-1096", "0.8.2.0",
             "every active controller module adopts /controller_epoch when it changes (ControllerEpochListener)",
-            "UniqueEpochSender", "v2"),
+            "UniqueEpochSender", "v2", "controller_epoch_listener"),
     Variant("V3", "KAFKA-6082", "2.1.0",
             "controller ZooKeeper writes are not fenced by the /controller_epoch zkVersion CheckOp",
-            "ZkWritesFenced", "v3"),
+            "ZkWritesFenced", "v3", "no_zk_epoch_fence"),
     Variant("V4", "KAFKA-4447", "0.10.2.0",
             "the BrokerChange handler runs without the isActive guard",
-            "OnlyActiveControllerActs", "v4"),
+            "OnlyActiveControllerActs", "v4", "no_is_active_guard"),
     Variant("V5", "KAFKA-7235", "2.2.0",
             "BrokerChange compares broker ids only (no bounce detection) and brokers ignore the broker epoch",
-            "NoStaleBrokerEpochApplied", "v5"),
+            "NoStaleBrokerEpochApplied", "v5", "broker_change_by_id_only"),
     Variant("V6", "KAFKA-708", "0.8.0 / 1.1.0",
             "the controller's ISR shrink removes the last ISR member too",
-            "IsrNonEmpty", "v6"),
+            "IsrNonEmpty", "v6", "isr_shrink_empties"),
     Variant("V7", "KAFKA-3670", "0.10.1.0",
             "controlled-shutdown election picks the first ISR member not shutting down, without a liveness filter",
-            "ElectionRuleConformance", "v7"),
+            "ElectionRuleConformance", "v7", "shutdown_election_isr_order"),
     Variant("V8", "KAFKA-7482", "2.1.0",
             "controlled-shutdown LeaderAndIsr recipients exclude the shutting-down brokers",
-            "DeposedLeaderNotified", "v8"),
+            "DeposedLeaderNotified", "v8", "shutdown_recipients_exclude_shutting"),
     Variant("V9", "KAFKA-6650", "2.0.0",
             "OfflineReplica only moves replicas of partitions with leadership info",
-            "TopicDeletionEventuallyCompletes", "v9"),
+            "TopicDeletionEventuallyCompletes", "v9", "offline_replica_needs_leadership"),
 )
 
 #: The variants by name.
@@ -76,20 +79,9 @@ class Flags:
     offline_replica_needs_leadership: bool = False   # V9
 
 
-_FLAGS = {
-    "": Flags(),
-    "V1": Flags(no_broker_controller_epoch_check=True),
-    "V2": Flags(controller_epoch_listener=True),
-    "V3": Flags(no_zk_epoch_fence=True),
-    "V4": Flags(no_is_active_guard=True),
-    "V5": Flags(broker_change_by_id_only=True),
-    "V6": Flags(isr_shrink_empties=True),
-    "V7": Flags(shutdown_election_isr_order=True),
-    "V8": Flags(shutdown_recipients_exclude_shutting=True),
-    "V9": Flags(offline_replica_needs_leadership=True),
-}
 
 
+@functools.lru_cache(maxsize=None)
 def flags_for(variant: str) -> Flags:
     """The flags of `variant` ("" for none); an unknown name raises KeyError."""
-    return _FLAGS[variant]
+    return Flags(**{VARIANTS[variant].flag: True}) if variant else Flags()
