@@ -33,6 +33,11 @@ checked in the quiescent states a walk happens to reach.
 With a variant (`cfg.variant`), `default_invariants` checks only the invariant the variant must
 break: a historical bug may break several properties, and the test of a variant is that its own
 invariant fails first. The implementation honours the variant flags too, so it is still compared.
+
+Determinism: `fuzz(cfg, seed=n)` walks the same way every time for the same code and config. Two
+things would otherwise leak in: the example database (off: `database=None`) and the integer
+literals Hypothesis harvests from the source of whatever local modules happen to be loaded, which
+differ between `kcm fuzz`, a single test file and the whole suite (`_without_local_constants`).
 """
 
 from __future__ import annotations

@@ -580,6 +580,7 @@ class KafkaController(ReassignmentMixin):
             replicas = ctx.partition_replica_assignment(tp)
             if replicas and not self.topic_deletion_manager.is_topic_queued_up_for_deletion(tp.topic):
                 by_preferred.setdefault(replicas[0], []).append(tp)
+        at_once = []   # ModelAlignment.auto_rebalance_elects_all_at_once
         for preferred, partitions in sorted(by_preferred.items()):
             off = [tp for tp in partitions if tp in ctx.partition_leadership_info
                    and ctx.partition_leadership_info[tp].leader_and_isr.leader != preferred]
@@ -587,7 +588,12 @@ class KafkaController(ReassignmentMixin):
                 candidates = [tp for tp in off if not ctx.partitions_being_reassigned
                               and not self.topic_deletion_manager.is_topic_queued_up_for_deletion(tp.topic)
                               and tp.topic in ctx.all_topics and self._can_preferred_replica_be_leader(tp)]
-                self._on_replica_election(candidates, _AUTO_TRIGGERED)
+                if self.alignment.auto_rebalance_elects_all_at_once:
+                    at_once += candidates
+                else:   # one election, one batch of requests, per preferred broker
+                    self._on_replica_election(candidates, _AUTO_TRIGGERED)
+        if at_once:
+            self._on_replica_election(sorted(at_once), _AUTO_TRIGGERED)
 
     def _can_preferred_replica_be_leader(self, tp: TopicPartition) -> bool:
         ctx = self.context

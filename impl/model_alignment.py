@@ -16,10 +16,12 @@ None of the remaining switches is one of the model's documented abstractions (do
 "Abstractions and omissions": those need no switch, the implementation shares them, see
 docs/implementation.md). All are fidelity gaps of the model, reported to its owners:
 
-* Bookkeeping: which UpdateMetadata is sent, which watches stay armed, which controller epoch a
+* Bookkeeping: which requests are sent, which watches stay armed, which controller epoch a
   leader's ISR write carries, which StopReplica answers come back
   (`um_after_offline_replicas_as_model`, `watches_armed_only_where_model_arms`,
-  `leader_isr_write_keeps_znode_controller_epoch`, `fenced_stop_replica_fails_deletions`).
+  `leader_isr_write_keeps_znode_controller_epoch`, `fenced_stop_replica_fails_deletions`,
+  `auto_rebalance_elects_all_at_once`). The StopReplica answer is not harmless: it can hang a topic
+  deletion in the model that Kafka completes.
 * Behaviour: the model is more forgiving than Kafka. `failover_resumes_only_zk_reassignments` and
   `failover_skips_leaderless_preferred_elections` hide paths on which Kafka 2.6's controller throws
   during failover and resigns at once (and so would every successor: a controller-move loop while
@@ -78,6 +80,13 @@ class ModelAlignment:
     #: model answers it as failing every deletion of a topic whose deletion has started (model/broker.py
     #: `deliver`), which marks the replicas ineligible and the topic's deletion for a retry.
     fenced_stop_replica_fails_deletions: bool = False
+    #: `checkAndTriggerAutoLeaderRebalance` runs one preferred election per preferred broker
+    #: (`preferredReplicasForTopicsByBrokers.forKeyValue { ... onReplicaElection(...) }`), each with
+    #: its own batch of requests: a broker that is told about partitions of two preferred leaders
+    #: gets two LeaderAndIsr requests (and two UpdateMetadata). The model elects every candidate in
+    #: one election, one LeaderAndIsr (model/controller.py
+    #: `process_auto_preferred_replica_leader_election`).
+    auto_rebalance_elects_all_at_once: bool = False
 
     @classmethod
     def model(cls) -> ModelAlignment:

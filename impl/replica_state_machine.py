@@ -206,6 +206,7 @@ class ReplicaStateMachine:
         ctx = self._context
         states = self._zk.get_topic_partition_states(partitions, watch=self._state_reads_watch)
         finished: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
+        without_replica: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         to_write = {}
         for tp in partitions:
             state = states.get(tp)
@@ -220,14 +221,18 @@ class ReplicaStateMachine:
                 continue
             lai = state.leader_and_isr
             if replica_id not in lai.isr:
-                info = LeaderIsrAndControllerEpoch(lai, ctx.epoch)
-                ctx.put_partition_leadership_info(tp, info)
-                finished[tp] = info
+                without_replica[tp] = LeaderIsrAndControllerEpoch(lai, ctx.epoch)
                 continue
             to_write[tp] = remove_replica_from_isr(lai, replica_id, keep_sole_member=not self._flags.isr_shrink_empties)
-        if not to_write:
+        # The write comes first: when it fails the epoch fence (ControllerMovedException), no
+        # partition of this call is cached, not even those that needed no write (Kafka caches
+        # `leaderAndIsrsWithoutReplica ++ finishedPartitions` after `updateLeaderAndIsr`).
+        result = self._zk.update_leader_and_isr(to_write, ctx.epoch, ctx.epoch_zk_version) if to_write else None
+        for tp, info in without_replica.items():
+            ctx.put_partition_leadership_info(tp, info)
+            finished[tp] = info
+        if result is None:
             return finished, []
-        result = self._zk.update_leader_and_isr(to_write, ctx.epoch, ctx.epoch_zk_version)
         for tp, outcome in sorted(result.finished_partitions.items()):
             if isinstance(outcome, Exception):
                 log.error("Failed to remove replica %d from the ISR of %s: %s", replica_id, tp, outcome)
