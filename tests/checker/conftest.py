@@ -19,7 +19,8 @@ def pytest_terminal_summary(terminalreporter) -> None:
         return
     write = terminalreporter.write_line
     terminalreporter.section("kcm fuzz vs the explorer (shortest counterexample), per variant")
-    write(f"{'variant':8} {'invariant':34} {'fuzz (shrunk)':>13} {'explorer':>9} {'first failing run':>18} {'examples':>9}")
+    write(f"{'variant':8} {'invariant':34} {'fuzz, shrunk':>12} {'explorer, shortest':>18} "
+          f"{'first failing walk':>18} {'examples run':>12}")
     for name in sorted(_FUZZ_VS_EXPLORER):
         invariant, shrunk, shortest, first, examples = _FUZZ_VS_EXPLORER[name]
-        write(f"{name:8} {invariant:34} {shrunk:>13} {shortest:>9} {first:>18} {examples:>9}")
+        write(f"{name:8} {invariant:34} {shrunk:>12} {shortest:>18} {first:>18} {examples:>12}")

@@ -23,6 +23,7 @@ from kcm.impl.abstraction import abstract, describe_difference
 from kcm.impl.model_alignment import ModelAlignment
 from kcm.impl.step_cluster import StepCluster
 from kcm.model.actions import (  # noqa: F401 - the sequences below use them
+    AdminCreateTopic,
     AdminDeleteTopic,
     AdminMoveController,
     AdminPreferredElection,
@@ -51,6 +52,11 @@ CONFIGS = {
                   max_faults=1, max_admin_ops=1),
     # two brokers with no replica of the only partition
     "four": dict(brokers=4, topics=1, partitions=1, replication_factor=2, max_broker_crashes=0, max_session_expiries=3),
+    # tests/impl/lockstep/test_lockstep.py's EVERYTHING
+    "everything": dict(brokers=3, topics=2, partitions=2, replication_factor=2, initial_topics=1, max_broker_crashes=2,
+                       max_session_expiries=2, max_leader_isr_shrinks=2, max_controlled_shutdowns=2,
+                       max_preferred_elections=2, max_reassignments=2, max_topic_deletions=2, max_topic_creations=2,
+                       max_auto_rebalances=2, max_controller_moves=2, event_queue_capacity=8),
     "rf1": dict(brokers=2, topics=1, partitions=2, replication_factor=1, max_broker_crashes=1, max_session_expiries=1,
                 max_controlled_shutdowns=1, max_reassignments=1, event_queue_capacity=8),
     "moves": dict(brokers=3, topics=1, partitions=1, replication_factor=2, max_controller_moves=2,
@@ -122,6 +128,44 @@ SWITCHES = [
         AdminReassign(partition=2, target=(0, 2)), ControllerProcessEvent(broker=0), ControllerProcessEvent(broker=0),
         ControllerProcessEvent(broker=0), ControllerProcessEvent(broker=0), ControllerProcessEvent(broker=0)],
      ['net.0->0']),
+    # A deposed controller's controlled shutdown: Kafka caches no partition when the ISR write is
+    # fenced; the model has cached partition 0 (without the replica) before partition 3's write.
+    ('isr_removal_caches_before_fenced_write', 'everything', [
+        ControllerProcessEvent(broker=0), AdminPreferredElection(partition=1), AdminCreateTopic(topic=1),
+        AdminReassign(partition=2, target=(1, 0)), BrokerCrash(broker=1), ZkSessionExpire(broker=2),
+        BrokerCrash(broker=2), NetworkDeliver(src=0, dst=0), NetworkDeliver(src=0, dst=0),
+        SchedulerAutoRebalance(broker=0), LeaderShrinkIsr(broker=0, partition=0, follower=1),
+        ZkSessionExpire(broker=1), BrokerStart(broker=2), BrokerStart(broker=1), ZkSessionExpire(broker=2),
+        ControllerProcessEvent(broker=0), BrokerRequestControlledShutdown(broker=1),
+        ControllerProcessEvent(broker=0), ControllerProcessEvent(broker=0), BrokerNoticeExpiry(broker=2),
+        ControllerProcessEvent(broker=2), ControllerProcessEvent(broker=0),
+        ControllerProcessEvent(broker=0), AdminMoveController(), ControllerProcessEvent(broker=0),
+        ControllerProcessEvent(broker=2), NetworkDeliver(src=2, dst=0), NetworkDeliver(src=2, dst=1),
+        ControllerProcessEvent(broker=2), NetworkDeliver(src=2, dst=1), LeaderExpandIsr(broker=0,
+        partition=0, follower=1), LeaderShrinkIsr(broker=0, partition=0, follower=1), NetworkDeliver(src=2,
+        dst=0), LeaderExpandIsr(broker=0, partition=3, follower=1), ControllerProcessEvent(broker=2),
+        ControllerProcessEvent(broker=0), ControllerProcessEvent(broker=0), ControllerProcessEvent(broker=0)],
+     ['state.brokers.0.ctx.leadership.0.version']),
+    # A deposed controller processes a TopicChange after its successor deleted topic 0: Kafka
+    # forgets the topic (removeTopic), the model keeps it in the context.
+    ('topic_change_keeps_deleted_topics', 'everything', [
+        BrokerCrash(broker=0), AdminDeleteTopic(topic=0), AdminReassign(partition=1, target=(2, 0)),
+        BrokerCrash(broker=2), ZkSessionExpire(broker=2), BrokerStart(broker=2), ZkSessionExpire(broker=0),
+        ZkSessionExpire(broker=2), ZkSessionExpire(broker=1), BrokerNoticeExpiry(broker=1),
+        BrokerStart(broker=0), ControllerProcessEvent(broker=0), ControllerProcessEvent(broker=1),
+        SchedulerAutoRebalance(broker=0), SchedulerAutoRebalance(broker=0),
+        ControllerProcessEvent(broker=0), ControllerProcessEvent(broker=1), AdminCreateTopic(topic=1),
+        BrokerNoticeExpiry(broker=2), AdminDeleteTopic(topic=1), ControllerProcessEvent(broker=0),
+        ControllerProcessEvent(broker=0), ControllerProcessEvent(broker=2),
+        ControllerProcessEvent(broker=2), ControllerProcessEvent(broker=0),
+        ControllerProcessEvent(broker=0), AdminMoveController(), ControllerProcessEvent(broker=1),
+        NetworkDeliver(src=1, dst=0), NetworkDeliver(src=1, dst=0), NetworkDeliver(src=1, dst=0),
+        ControllerProcessEvent(broker=1), ControllerProcessEvent(broker=0), NetworkDeliver(src=1, dst=1),
+        ControllerProcessEvent(broker=1), NetworkDeliver(src=1, dst=2), NetworkDeliver(src=1, dst=1),
+        NetworkDeliver(src=1, dst=2), NetworkDeliver(src=1, dst=1), ControllerProcessEvent(broker=1),
+        ControllerProcessEvent(broker=1), NetworkDeliver(src=1, dst=2), ControllerProcessEvent(broker=1),
+        ControllerProcessEvent(broker=0)],
+     ['broker0.ctx']),
 ]
 
 FORMER = [
@@ -165,6 +209,22 @@ FORMER = [
         ControllerProcessEvent(broker=3), BrokerStart(broker=0), ControllerProcessEvent(broker=3),
         BrokerNoticeExpiry(broker=1), ControllerProcessEvent(broker=1), ControllerProcessEvent(broker=3),
         AdminMoveController(), ControllerProcessEvent(broker=1), ControllerProcessEvent(broker=3)]),
+    # The implementation cached the partitions that needed no ISR write before a fenced write
+    # (an implementation bug found by `kcm fuzz`; the model does what Kafka does here).
+    ('impl_isr_removal_cache_order', 'everything', [
+        ZkSessionExpire(broker=1), BrokerCrash(broker=2), AdminReassign(partition=0, target=(2, 0)),
+        BrokerCrash(broker=1), ZkSessionExpire(broker=0), BrokerNoticeExpiry(broker=0),
+        ControllerProcessEvent(broker=0), BrokerStart(broker=1), AdminDeleteTopic(topic=0),
+        ZkSessionExpire(broker=2), AdminCreateTopic(topic=1), BrokerStart(broker=2),
+        ControllerProcessEvent(broker=2), AdminReassign(partition=3, target=(1, 2)),
+        ControllerProcessEvent(broker=2), ControllerProcessEvent(broker=0),
+        BrokerRequestControlledShutdown(broker=0), ControllerProcessEvent(broker=2),
+        AdminDeleteTopic(topic=1), AdminMoveController(), ControllerProcessEvent(broker=0),
+        NetworkDeliver(src=0, dst=2), NetworkDeliver(src=0, dst=2), ControllerProcessEvent(broker=2),
+        ControllerProcessEvent(broker=2), NetworkDeliver(src=0, dst=1), NetworkDeliver(src=0, dst=1),
+        LeaderExpandIsr(broker=1, partition=3, follower=2), NetworkDeliver(src=0, dst=0),
+        NetworkDeliver(src=0, dst=0), LeaderExpandIsr(broker=2, partition=2, follower=0),
+        ControllerProcessEvent(broker=2)]),
     # Model bug: a leader's own ISR write lost the PartitionReassignmentIsrChange it queued at itself.
     ('leader_writes_isr', 'three', [
         BrokerCrash(broker=2), AdminReassign(partition=0, target=(0, 2)), ZkSessionExpire(broker=2),
