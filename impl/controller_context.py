@@ -168,16 +168,15 @@ class ControllerContext:
         return [PartitionAndReplica(tp, r) for tp in sorted(partitions) for r in self.partition_replica_assignment(tp)]
 
     def remove_topic(self, topic: str) -> None:
-        """`removeTopic`: forget the topic's assignment, leadership and deletion bookkeeping."""
+        """`removeTopic` (kafka@2.6.x:core/src/main/scala/kafka/controller/ControllerContext.scala):
+        forget the topic's deletion bookkeeping (to be deleted, deletion started), assignment and
+        leadership. Ineligibility, reassignment and the partition and replica states are kept."""
         for tp in self.partitions_for_topic(topic):
             self.partition_leadership_info.pop(tp, None)
-            self.partitions_being_reassigned.discard(tp)
-            self.partition_states.pop(tp, None)
         self.partition_assignments.pop(topic, None)
         self.all_topics.discard(topic)
         self.topics_to_be_deleted.discard(topic)
         self.topics_with_deletion_started.discard(topic)
-        self.topics_ineligible_for_deletion.discard(topic)
 
     # ---- leadership ----------------------------------------------------------------------------
 

@@ -121,8 +121,7 @@ class KafkaController(ReassignmentMixin):
         self._watch_like_kafka = not self.alignment.watches_armed_only_where_model_arms
         self.replica_state_machine = ReplicaStateMachine(
             broker_id, self.context, zk_client, self._batches[1], timeline, self.flags,
-            state_reads_watch=self._watch_like_kafka,
-            cache_before_fenced_write=self.alignment.isr_removal_caches_before_fenced_write)
+            state_reads_watch=self._watch_like_kafka)
         self.partition_state_machine = PartitionStateMachine(
             broker_id, self.context, zk_client, self._batches[2], timeline, self.flags,
             unclean_leader_election_enable=config.unclean_leader_election_enable,
@@ -612,8 +611,6 @@ class KafkaController(ReassignmentMixin):
         topics = self._zk.get_all_topics_in_cluster(register_watch=True)
         new_topics = topics - ctx.all_topics
         deleted_topics = ctx.all_topics - topics
-        if self.alignment.topic_change_keeps_deleted_topics:
-            topics, deleted_topics = topics | deleted_topics, set()
         ctx.set_all_topics(topics)
         added = self._zk.get_full_replica_assignment_for_topics(new_topics)
         for topic in sorted(deleted_topics):

@@ -9,19 +9,18 @@ Kafka's behaviour and the model's. The lock-step tests turn them all on (`ModelA
 on which Kafka's behaviour differs from the model and the fields it differs in. When the model adopts
 Kafka's behaviour, that test fails and the switch can go. Seven of the thirteen switches the first
 comparison needed went that way when the model was corrected (`stop_replica_callback_as_model`
-narrowed to `fenced_stop_replica_fails_deletions`); the sequences that showed them are kept as
-regression tests of the agreement.
+narrowed to `fenced_stop_replica_fails_deletions`), and so did two found later
+(`isr_removal_caches_before_fenced_write`, `topic_change_keeps_deleted_topics`); the sequences
+that showed them are kept as regression tests of the agreement.
 
 None of the remaining switches is one of the model's documented abstractions (docs/model.md,
 "Abstractions and omissions": those need no switch, the implementation shares them, see
 docs/implementation.md). All are fidelity gaps of the model, reported to its owners:
 
 * Bookkeeping: which requests are sent, which watches stay armed, which controller epoch a
-  leader's ISR write carries, which StopReplica answers come back, what a deposed controller that
-  has not resigned yet keeps in its context (`um_after_offline_replicas_as_model`,
+  leader's ISR write carries, which StopReplica answers come back (`um_after_offline_replicas_as_model`,
   `watches_armed_only_where_model_arms`, `leader_isr_write_keeps_znode_controller_epoch`,
-  `fenced_stop_replica_fails_deletions`, `auto_rebalance_elects_all_at_once`,
-  `isr_removal_caches_before_fenced_write`, `topic_change_keeps_deleted_topics`). The StopReplica
+  `fenced_stop_replica_fails_deletions`, `auto_rebalance_elects_all_at_once`). The StopReplica
   answer is not harmless: it can hang a topic deletion in the model that Kafka completes.
 * Behaviour: the model is more forgiving than Kafka. `failover_resumes_only_zk_reassignments` and
   `failover_skips_leaderless_preferred_elections` hide paths on which Kafka 2.6's controller throws
@@ -88,19 +87,6 @@ class ModelAlignment:
     #: one election, one LeaderAndIsr (model/controller.py
     #: `process_auto_preferred_replica_leader_election`).
     auto_rebalance_elects_all_at_once: bool = False
-    #: `removeReplicasFromIsr` (OfflineReplica) caches the partitions whose ISR did not contain the
-    #: replica only after `updateLeaderAndIsr` has written the others; when that write fails the
-    #: epoch fence (a deposed controller that has not resigned yet), ControllerMovedException leaves
-    #: every partition of the call uncached (kafka@2.6.x:.../controller/ReplicaStateMachine.scala
-    #: `doRemoveReplicasFromIsr`). The model goes partition by partition and has cached those before
-    #: the first fenced write (model/state_machines.py `remove_replicas_from_isr`).
-    isr_removal_caches_before_fenced_write: bool = False
-    #: `processTopicChange` forgets the topics that are gone from /brokers/topics
-    #: (`deletedTopics.foreach(controllerContext.removeTopic)`: assignment, leadership, deletion
-    #: bookkeeping). Only a controller that did not delete them itself sees that: one deposed by
-    #: another that completed a deletion, before it resigns. The model's `process_topic_change` only
-    #: adds new topics, so such a controller keeps the deleted ones in its context.
-    topic_change_keeps_deleted_topics: bool = False
 
     @classmethod
     def model(cls) -> ModelAlignment:

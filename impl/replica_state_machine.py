@@ -33,7 +33,6 @@ from collections import Counter
 
 from kcm.impl.controller_context import ControllerContext, PartitionAndReplica, remove_replica
 from kcm.impl.controller_zk_client import ControllerZkClient
-from kcm.impl.kafka_zk_client import ControllerMovedException
 from kcm.impl.logs import get_logger
 from kcm.impl.request_batch import ControllerBrokerRequestBatch
 from kcm.impl.timeline import Timeline
@@ -49,7 +48,7 @@ log = get_logger(__name__)
 class ReplicaStateMachine:
     def __init__(self, controller_id: int, context: ControllerContext, zk_client: ControllerZkClient,
                  batch: ControllerBrokerRequestBatch, timeline: Timeline, flags: Flags, *,
-                 state_reads_watch: bool = True, cache_before_fenced_write: bool = False) -> None:
+                 state_reads_watch: bool = True) -> None:
         self.controller_id = controller_id
         self._context = context
         self._zk = zk_client
@@ -57,7 +56,6 @@ class ReplicaStateMachine:
         self._timeline = timeline
         self._flags = flags
         self._state_reads_watch = state_reads_watch
-        self._cache_before_fenced_write = cache_before_fenced_write
         #: Invalid transitions requested (and skipped), by (from, to) state name.
         self.invalid_transitions: Counter[tuple[str, str]] = Counter()
         #: Valid transitions taken, by (from, to) state name.
@@ -229,15 +227,7 @@ class ReplicaStateMachine:
         # The write comes first: when it fails the epoch fence (ControllerMovedException), no
         # partition of this call is cached, not even those that needed no write (Kafka caches
         # `leaderAndIsrsWithoutReplica ++ finishedPartitions` after `updateLeaderAndIsr`).
-        try:
-            result = self._zk.update_leader_and_isr(to_write, ctx.epoch, ctx.epoch_zk_version) if to_write else None
-        except ControllerMovedException:
-            if self._cache_before_fenced_write:   # ModelAlignment.isr_removal_caches_before_fenced_write
-                first_write = next(i for i, tp in enumerate(partitions) if tp in to_write)
-                for tp in partitions[:first_write]:
-                    if tp in without_replica:
-                        ctx.put_partition_leadership_info(tp, without_replica[tp])
-            raise
+        result = self._zk.update_leader_and_isr(to_write, ctx.epoch, ctx.epoch_zk_version) if to_write else None
         for tp, info in without_replica.items():
             ctx.put_partition_leadership_info(tp, info)
             finished[tp] = info

@@ -132,9 +132,15 @@ class TopicDeletionManager:
         ctx = self._context
         successful = ctx.replicas_in_state(topic, R.ReplicaDeletionSuccessful)
         self._replicas.handle_state_changes(successful, R.NonExistentReplica)
-        ctx.topics_to_be_deleted.discard(topic)
-        ctx.topics_with_deletion_started.discard(topic)
         self._client.delete_topic(topic, ctx.epoch_zk_version)
+        # The model's `complete_delete_topic` (model/topic_deletion.py) also forgets the topic's
+        # ineligibility, its partitions' reassignments and partition states, which Kafka 2.6's
+        # `removeTopic` keeps; the implementation does the same so that the two can be compared
+        # (the partition states are NonExistentPartition by now, which is what a missing entry reads).
+        for tp in ctx.partitions_for_topic(topic):
+            ctx.partitions_being_reassigned.discard(tp)
+            ctx.partition_states.pop(tp, None)
+        ctx.topics_ineligible_for_deletion.discard(topic)
         ctx.remove_topic(topic)
 
     def _on_topic_deletion(self, topics: set[str]) -> None:

@@ -26,7 +26,8 @@ Events (`EventKind`) and their handlers:
     AutoPreferredReplicaLeaderElection   the scheduled rebalance
     ZkPartitionReassignment, PartitionReassignmentIsrChange   reassignment (reassignment.py)
     TopicDeletion, TopicDeletionStopReplicaResponseReceived   deletion (topic_deletion.py)
-    TopicChange               a (re-)created topic: onNewPartitionCreation
+    TopicChange               forget deleted topics (removeTopic); a (re-)created topic:
+                              onNewPartitionCreation
 """
 
 from __future__ import annotations
@@ -461,7 +462,9 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
             self.enqueue_topics_for_deletion(topics)
 
     def process_topic_deletion_stop_replica_response(self, event: Event) -> None:
-        """`processTopicDeletionStopReplicaResponseReceived`."""
+        """`processTopicDeletionStopReplicaResponseReceived`. The failure branch is Kafka's for
+        per-partition errors (a storage error, which the model does not have); a fenced request
+        raises no event at all (model/broker.py `deliver`), so only successes arrive here."""
         if not self.active:
             return
         b, partitions = event.a, event.b
@@ -474,18 +477,41 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
 
 
     def process_topic_change(self, _: Event) -> None:
-        """`processTopicChange`: new topics get their assignment loaded and `onNewPartitionCreation`."""
+        """`processTopicChange`: topics gone from /brokers/topics are forgotten (`removeTopic`); new
+        topics get their assignment loaded and `onNewPartitionCreation`
+        (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala `processTopicChange`:
+        `deletedTopics = controllerContext.allTopics -- topics`,
+        `deletedTopics.foreach(controllerContext.removeTopic)`). A topic is in the context when one
+        of its partitions has an assignment there. Only a controller that did not delete a topic
+        itself sees it go here: one deposed by another that completed the deletion, before it resigns."""
         if not self.active:
             return
         w = self.w
         w.arm(self.me, Watch.TOPICS)
         zk = self.zk
         new = [p for p in range(w.np) if zk.assignment[p] and not self.assignment[p]]
+        deleted = [t for t in range(w.cfg.topics)
+                   if any(self.assignment[p] for p in w.partitions_of_topic(t))
+                   and not any(zk.assignment[p] for p in w.partitions_of_topic(t))]
+        for t in deleted:
+            self.remove_topic(t)
         for p in new:
             self.assignment[p] = zk.assignment[p]
             self.adding[p], self.removing[p] = zk.adding[p], zk.removing[p]
         if new:
             self.on_new_partition_creation(new)
+
+    def remove_topic(self, t: int) -> None:
+        """`ControllerContext.removeTopic` (kafka@2.6.x:core/src/main/scala/kafka/controller/
+        ControllerContext.scala `removeTopic`): the topic leaves `topicsToBeDeleted`,
+        `topicsWithDeletionStarted`, `allTopics` and `partitionAssignments`, and its partitions
+        leave `partitionLeadershipInfo`. Nothing else: `topicsIneligibleForDeletion`,
+        `partitionsBeingReassigned` and the partition and replica states keep their entries."""
+        self.topics_to_delete &= ~(1 << t)
+        self.topics_deletion_started &= ~(1 << t)
+        for p in self.w.partitions_of_topic(t):
+            self.assignment[p] = self.adding[p] = self.removing[p] = ()
+            self.leadership[p] = NO_ZNODE
 
     def on_new_partition_creation(self, partitions: list[int]) -> None:
         """New partitions: NewPartition, NewReplica, then OnlinePartition and OnlineReplica."""

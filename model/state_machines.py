@@ -247,22 +247,34 @@ class StateMachinesMixin:
 
         Returns the partitions whose state is settled (shrunk, or `b` was not in the ISR), as Kafka
         does; a partition whose znode is missing or was written by a newer controller fails, and
-        its replica keeps its state."""
-        done: dict[int, PartitionZnode] = {}
+        its replica keeps its state. As in Kafka, the shrunk ISRs are written first and only then
+        are the partitions that needed no write cached
+        (kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala
+        `doRemoveReplicasFromIsr`: `updateLeaderAndIsr`, then `putPartitionLeadershipInfo` for
+        `leaderAndIsrsWithoutReplica ++ finishedPartitions`): when the write fails the epoch fence
+        (ControllerMovedException, a deposed controller that has not resigned yet), no partition of
+        the call is cached."""
         zk_partitions = self.zk.partitions
+        without_replica: list[int] = []
+        to_write: dict[int, tuple[LeaderAndIsr, PartitionZnode]] = {}
         for p in partitions:
             znode = zk_partitions[p]
             if znode == NO_ZNODE or znode.controller_epoch > self.epoch:
                 continue
             if b not in znode.isr:
-                cached = znode._replace(controller_epoch=self.epoch)
-                self.leadership[p] = cached
-                done[p] = cached
+                without_replica.append(p)
                 continue
             old = LeaderAndIsr(znode.leader, znode.leader_epoch, znode.isr)
-            new = remove_replica_from_isr(old, b, keep_sole_member=not self.flags.isr_shrink_empties)
-            written = self.write_leader_and_isr(p, new, znode)
-            done[p] = written
+            to_write[p] = (remove_replica_from_isr(old, b, keep_sole_member=not self.flags.isr_shrink_empties), znode)
+        written = {p: self.write_leader_and_isr(p, new, znode) for p, (new, znode) in to_write.items()}
+        done: dict[int, PartitionZnode] = {}
+        for p in partitions:   # in the order of the call, as before
+            if p in written:
+                done[p] = written[p]
+            elif p in without_replica:
+                cached = zk_partitions[p]._replace(controller_epoch=self.epoch)
+                self.leadership[p] = cached
+                done[p] = cached
         return done
 
     def write_leader_and_isr(self, p: int, new: LeaderAndIsr, read: PartitionZnode) -> PartitionZnode:

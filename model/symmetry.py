@@ -15,11 +15,24 @@ The representative is chosen the stateright way, by sorting, refined on ties: br
 by a signature that does not mention ids (their positions in the assignments first, then their
 registration czxid and local state); among brokers whose signatures tie, every ordering is tried and the smallest resulting
 state wins, so the representative is exact (a true orbit minimum over the tied permutations).
+
+Which renamings are allowed. The state is renamed, the config is not: a rule that takes broker ids
+from the config breaks equivariance. One does: creating a topic (`AdminCreateTopic`, and re-creating
+a deleted one) places its replicas by id, `default_assignment` (partition p on brokers p, p+1, ...),
+as Kafka's `AdminUtils` does without racks. From a state whose assignments are all empty (topic 0
+deleted, topic 1 not created yet), renaming brokers 0 and 1 gives a state whose creation of topic 1
+at (1, 2) is not the renaming of the original's. So while a creation is possible, only renamings
+that fix every assignment a creation can write are symmetries (`symmetry_group`): with replication
+factor r, each such assignment fixes r brokers, and with 3 brokers and r = 2 only the identity
+is left, so the model then reports no symmetry (and pays nothing for it). Without creations every
+renaming is allowed and the sort-based representative above applies; for a group in between, the
+representative is the minimum over the group's renamings.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 
 from kcm.model.cluster import (
     NO_ZNODE,
@@ -159,8 +172,26 @@ def _signature(state: Cluster, b: int):
             tuple(r.leader_epoch for r in br.replicas), bool(zk.session >> b & 1))
 
 
+def symmetry_group(n: int, fixed: Iterable[tuple[int, ...]]) -> tuple[tuple[int, ...], ...]:
+    """The renamings of `n` brokers (identity first) that map each assignment in `fixed` to itself,
+    keeping its order (its head is the preferred leader)."""
+    fixed = [a for a in fixed if a]
+    return tuple(pi for pi in itertools.permutations(range(n))
+                 if all(tuple(pi[b] for b in a) == a for a in fixed))
+
+
+def representative_in(state: Cluster, group: tuple[tuple[int, ...], ...]) -> Cluster:
+    """The smallest member of `state`'s orbit under `group` (a subgroup, identity first)."""
+    best = state
+    for pi in group[1:]:
+        candidate = permute(state, pi)
+        if candidate < best:
+            best = candidate
+    return best
+
+
 def representative(state: Cluster) -> Cluster:
-    """The canonical member of `state`'s orbit under broker renaming."""
+    """The canonical member of `state`'s orbit under every broker renaming."""
     n = len(state.brokers)
     # Fast path: the assignment alone orders the brokers as their ids do -> the identity.
     assignment = state.zk.assignment

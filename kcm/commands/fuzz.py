@@ -8,14 +8,18 @@ text, diagram and replay script) under `--out`.
 
 With `--variant` (or a variant preset) only the invariant the variant must break is checked, so
 the run ends with the expected violation; without a preset, `--variant Vn` uses the variant's own
-preset (`kcm variants`). `--as-kafka` runs the implementation as Kafka 2.6 (every
+preset (`kcm variants`), and the bounds default to `VARIANT_EXAMPLES` × `VARIANT_STEPS`, within
+which every variant is found from seed 0. `--as-kafka` runs the implementation as Kafka 2.6 (every
 `ModelAlignment` switch off), so that the fuzzer reports where the model still differs from Kafka.
+`--shortest` runs the explorer after a violated invariant and prints its shortest counterexample's
+length beside the shrunk one.
 
 Exit codes: 0 no failure within the bounds; 1 a failure (violation or disagreement); 2 bad usage.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -24,7 +28,18 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kcm import config
-from kcm.checker.stateful import FuzzStats, default_invariants, fuzz, program_preamble, write_failure
+from kcm.checker.stateful import (
+    DEFAULT_EXAMPLES,
+    DEFAULT_STEPS,
+    VARIANT_EXAMPLES,
+    VARIANT_STEPS,
+    FuzzStats,
+    default_bounds,
+    default_invariants,
+    fuzz,
+    program_preamble,
+    write_failure,
+)
 from kcm.errors import EXIT_PASS, EXIT_VIOLATION, UsageError
 from kcm.exploration import with_variant
 from kcm.impl.model_alignment import ModelAlignment
@@ -36,17 +51,22 @@ from kcm.model.variants import VARIANTS
 @click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A TOML config file instead of a preset.")
 @click.option("--variant", default=None, metavar="NAME", help="A historical bug to put back (see `kcm variants`).")
-@click.option("--examples", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Random action sequences to try (Hypothesis max_examples).")
-@click.option("--steps", type=click.IntRange(min=1), default=50, show_default=True,
-              help="Actions per sequence at most (Hypothesis stateful_step_count).")
+@click.option("--examples", type=click.IntRange(min=1), default=None,
+              help=f"Random action sequences to try (Hypothesis max_examples) [default: {DEFAULT_EXAMPLES}; "
+                   f"{VARIANT_EXAMPLES} with a variant].")
+@click.option("--steps", type=click.IntRange(min=1), default=None,
+              help=f"Actions per sequence at most (Hypothesis stateful_step_count) [default: {DEFAULT_STEPS}; "
+                   f"{VARIANT_STEPS} with a variant].")
 @click.option("--seed", type=int, default=0, show_default=True, help="The seed: one seed, one run.")
 @click.option("--as-kafka", is_flag=True,
               help="Run the implementation as Kafka 2.6 (every ModelAlignment switch off): report the model's "
                    "remaining disagreements.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("kcm-out"), show_default=True,
               help="Where the failing trace goes.")
-def command(preset, config_file, variant, examples, steps, seed, as_kafka, out) -> int:
+@click.option("--shortest", is_flag=True,
+              help="On a violated invariant, also run the explorer on the same config (to the shrunk trace's "
+                   "depth) and print its shortest counterexample's length beside the shrunk one.")
+def command(preset, config_file, variant, examples, steps, seed, as_kafka, out, shortest) -> int:
     """Drive the model and the implementation with random action sequences; check both after each step.
 
     Exit codes: 0 no failure within the bounds; 1 a failure; 2 bad usage."""
@@ -55,6 +75,10 @@ def command(preset, config_file, variant, examples, steps, seed, as_kafka, out) 
         preset = _variant_preset(variant)
     name, cfg = config.load(preset, config_file)
     cfg = with_variant(cfg, variant)
+    _check_writable(out)
+    bound_examples, bound_steps = default_bounds(cfg)
+    examples = bound_examples if examples is None else examples
+    steps = bound_steps if steps is None else steps
     checks = default_invariants(cfg)
     alignment = ModelAlignment() if as_kafka else None
     console.print(f"kcm fuzz · preset {name}{' · variant ' + cfg.variant if cfg.variant else ''} · "
@@ -68,22 +92,64 @@ def command(preset, config_file, variant, examples, steps, seed, as_kafka, out) 
         stats.on_change = None
     elapsed = time.perf_counter() - started
     rate = stats.steps / elapsed if elapsed > 0 else 0.0
-    counts = (f"{stats.examples} examples, {stats.steps} steps ({stats.stutters} stuttering) "
+    counts = (f"{stats.examples:,} examples, {stats.steps:,} steps ({stats.stutters:,} stuttering) "
               f"in {elapsed:.1f} s, {rate:,.0f} steps/s")
     if result.ok:
         console.print(f"No failure: {counts}.")
         return EXIT_PASS
     failure = result.failure
-    console.print(f"[bold red]Failure[/]: {_what(failure)} after {failure.length} steps "
-                  f"(first failing run: {stats.first} steps; shrunk by Hypothesis); {counts}.")
+    console.print(f"[bold red]Failure[/]: {_what(failure)} after {failure.length} steps, shrunk by Hypothesis "
+                  f"from the first failing walk (example {stats.first_example:,} of {examples:,}, "
+                  f"{stats.first} steps); {counts} (shrinking runs included).")
     console.print("\nHypothesis's failing program (runnable as is):\n")
     console.print("\n".join(program_preamble(result) + result.program), markup=False)
     console.print("\nThe steps and what failed:\n")
     console.print(str(failure), markup=False)
-    paths = write_failure(result, out, preset=name)
+    try:
+        paths = write_failure(result, out, preset=name)
+    except OSError as exc:
+        raise UsageError(f"cannot write the trace under --out {out}: {exc.strerror or exc}") from None
     console.print(f"\nTrace: {paths['itf']} (kcm trace show {paths['itf']}), text {paths['text']}, "
                   f"diagram {paths['dot']}, replay {paths['replay']}, program {paths['program']}")
+    if shortest:  # last: on a large config it takes as long as exploring it to that depth
+        console.print(_beside_the_explorer(cfg, failure))
     return EXIT_VIOLATION
+
+
+def _check_writable(out: Path) -> None:
+    """A bad `--out` is a usage error before the run, not a traceback after it."""
+    probe = out.absolute()
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise UsageError(f"--out {out}: {probe} is not a directory")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out}: {probe} is not writable")
+
+
+def _beside_the_explorer(cfg, failure) -> str:
+    """The explorer's shortest counterexample for the failed invariant, beside the shrunk length.
+    Breadth-first to the shrunk trace's depth: the shortest is no longer, so that bound suffices."""
+    from kcm.checker.bfs import explore
+    from kcm.model.spec import KafkaModel
+
+    if failure.kind in ("refinement", "error"):
+        return ("\nThe explorer checks the model alone: it has no counterexample for "
+                f"{failure.prop} to compare with.")
+    started = time.perf_counter()
+    try:
+        result = explore(KafkaModel(cfg), properties=[failure.prop], max_depth=failure.length)
+    except KeyboardInterrupt:  # the failure stands, and its files are written: exit 1 all the same
+        return f"\nThe explorer was interrupted after {time.perf_counter() - started:.1f} s."
+    found = result.violation(failure.prop)
+    took = time.perf_counter() - started
+    if (found is None or found.trace_length is None) and result.reason == "interrupted":
+        return f"\nThe explorer was interrupted after {took:.1f} s."
+    if found is None or found.trace_length is None:
+        return (f"\nThe explorer found no violation of {failure.prop} within {failure.length} steps "
+                f"({took:.1f} s): the fuzzer's trace and the explorer disagree; please report it.")
+    return (f"\nShrunk by Hypothesis: {failure.length} steps; the explorer's shortest: {found.trace_length} steps "
+            f"({result.stats.distinct:,} distinct states, {took:.1f} s).")
 
 
 def _variant_preset(variant: str) -> str:

@@ -25,8 +25,13 @@ from kcm.checker.bfs import explore
 from kcm.checker.replay import replay_itf
 from kcm.checker.stateful import (
     CI_PROFILE,
+    DEFAULT_EXAMPLES,
+    DEFAULT_STEPS,
     REFINEMENT,
+    VARIANT_EXAMPLES,
+    VARIANT_STEPS,
     Failure,
+    default_bounds,
     fuzz,
     machine_for,
     replay_lockstep,
@@ -50,9 +55,6 @@ EVERYTHING = ModelConfig.from_mapping(dict(
     max_session_expiries=2, max_leader_isr_shrinks=2, max_controlled_shutdowns=2, max_preferred_elections=2,
     max_reassignments=2, max_topic_deletions=2, max_topic_creations=2, max_auto_rebalances=2,
     max_controller_moves=2, event_queue_capacity=8))
-
-#: Bounds of the variant runs: every variant fails from seed 0 well within them.
-VARIANT_EXAMPLES, VARIANT_STEPS = 300, 25
 
 
 # ---- healthy configs run clean (the CI profile) ------------------------------------------------
@@ -98,12 +100,17 @@ def explorer_shortest():
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_the_fuzzer_finds_each_variant_from_a_fixed_seed(variant, explorer_shortest, fuzz_vs_explorer, tmp_path):
     v = VARIANTS[variant]
-    result = fuzz(load_preset(v.preset), examples=VARIANT_EXAMPLES, steps=VARIANT_STEPS, seed=0)
+    cfg = load_preset(v.preset)
+    # The bounds `kcm fuzz --variant V` runs with when none are given: the command finds it too.
+    assert default_bounds(cfg) == (VARIANT_EXAMPLES, VARIANT_STEPS)
+    result = fuzz(cfg, examples=VARIANT_EXAMPLES, steps=VARIANT_STEPS, seed=0)
     failure = result.failure
     assert failure is not None, f"{variant}: no failure in {result.stats}"
-    assert (failure.prop, failure.kind) == (v.breaks, _kind_of(v.breaks, load_preset(v.preset)))
+    assert (failure.prop, failure.kind) == (v.breaks, _kind_of(v.breaks, cfg))
+    assert result.stats.first_example <= VARIANT_EXAMPLES
     shortest = explorer_shortest(variant)
-    fuzz_vs_explorer[variant] = (v.breaks, failure.length, shortest, result.stats.first, result.stats.examples)
+    fuzz_vs_explorer[variant] = (v.breaks, failure.length, shortest, result.stats.first,
+                                 result.stats.first_example, result.stats.examples)
     assert shortest <= failure.length <= VARIANT_STEPS
     # The program Hypothesis printed takes exactly the failing steps, and the trace replays.
     assert result.program[0] == "state = KafkaLockStep()" and result.program[-1] == "state.teardown()"
@@ -174,11 +181,23 @@ def test_kcm_fuzz_runs_a_healthy_preset_clean(capsys):
     assert "No failure: 10 examples" in out
 
 
-def test_kcm_fuzz_with_a_variant_uses_its_preset_and_writes_the_trace(tmp_path, capsys):
-    assert main(["fuzz", "--variant", "KAFKA-7482", "--out", str(tmp_path)]) == 1  # V8, by its JIRA key
+def test_kcm_fuzz_runs_the_default_preset_clean_with_its_default_bounds(capsys):
+    assert default_bounds(load_preset("default")) == (DEFAULT_EXAMPLES, DEFAULT_STEPS)
+    assert main(["fuzz"]) == 0
     out = capsys.readouterr().out
-    assert "preset v8 · variant V8 · checks DeposedLeaderNotified" in out
-    assert "Failure: transition invariant DeposedLeaderNotified is violated after" in out
+    assert f"preset default · checks every invariant and the implementation · seed 0 · {DEFAULT_EXAMPLES} examples" in out
+    assert f"No failure: {DEFAULT_EXAMPLES} examples" in out
+
+
+def test_kcm_fuzz_with_a_variant_uses_its_preset_and_writes_the_trace(tmp_path, capsys):
+    assert main(["fuzz", "--variant", "KAFKA-7482", "--out", str(tmp_path), "--shortest"]) == 1  # V8, by its JIRA key
+    out = capsys.readouterr().out
+    assert (f"preset v8 · variant V8 · checks DeposedLeaderNotified and the implementation · seed 0 · "
+            f"{VARIANT_EXAMPLES} examples × {VARIANT_STEPS} steps") in out
+    assert "Failure: transition invariant DeposedLeaderNotified is violated after 5 steps, shrunk by Hypothesis" in out
+    assert "Shrunk by Hypothesis: 5 steps; the explorer's shortest: 5 steps" in out
+    assert main(["trace", "show", str(tmp_path / "fuzz_DeposedLeaderNotified.itf.json")]) == 0
+    assert "violates 'DeposedLeaderNotified'" in capsys.readouterr().out
     assert "KafkaLockStep = machine_for(" in out and "state.take(choice=" in out
     assert (tmp_path / "fuzz_DeposedLeaderNotified.itf.json").is_file()
     program = (tmp_path / "fuzz_DeposedLeaderNotified_program.py").read_text()
@@ -197,6 +216,16 @@ def test_kcm_fuzz_as_kafka_reports_a_remaining_disagreement(tmp_path, capsys):
     assert "zk.watches: model" in out
 
 
-def test_kcm_fuzz_rejects_an_unknown_variant(capsys):
-    assert main(["fuzz", "--variant", "V99"]) == 2
-    assert "unknown variant 'V99'" in capsys.readouterr().err
+@pytest.mark.parametrize("args, message", [
+    (["--variant", "V99"], "unknown variant 'V99'"),
+    (["--preset", "nope"], "unknown preset 'nope'"),
+    (["--examples", "0"], "Invalid value for '--examples'"),
+    (["--preset", "tiny", "--config", "x.toml"], "not both"),
+    (["--out", "README.md/sub"], "is not a directory"),
+])
+def test_kcm_fuzz_rejects_bad_input_in_one_line(args, message, capsys):
+    assert main(["fuzz", *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("kcm: error: ") and message in captured.err
+    assert captured.err.count("\n") == 1
