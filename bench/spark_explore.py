@@ -7,7 +7,7 @@ visited set's bytes per state (16, the sorted fingerprint arrays), and the peak 
 level RDDs per distinct state (visited sets, frontiers, and the levels kept until the next lineage
 cut), read from Spark's storage status after each level.
 
-The fixed cost of a level (scheduling two stages, starting tasks, one collect, the status-store
+The fixed cost of a level (scheduling two stages, starting tasks, the JVM count, the status-store
 read) is measured on `Chain`, a model whose states are small ints in a single line: seconds per
 level with nothing to compute.
 
@@ -91,9 +91,10 @@ def run_sequential(preset: str, symmetry: bool, max_depth: int | None) -> dict:
     from kcm.config import load_preset
     from kcm.model.spec import KafkaModel
 
+    load = os.getloadavg()[0]
     started = time.perf_counter()
     result = explore(KafkaModel(load_preset(preset), symmetry=symmetry), max_depth=max_depth)
-    return {"result": result, "seconds": time.perf_counter() - started}
+    return {"result": result, "seconds": time.perf_counter() - started, "load": (load, os.getloadavg()[0])}
 
 
 def run_spark(spark, spec, partitions: int | None, max_depth: int | None = None) -> dict:
@@ -104,9 +105,11 @@ def run_spark(spark, spec, partitions: int | None, max_depth: int | None = None)
     def sample(_figures) -> None:
         peak[0] = max(peak[0], cached_bytes(spark.sparkContext))
 
+    load = os.getloadavg()[0]
     started = time.perf_counter()
     result = explore_spark(spark, spec, partitions=partitions, max_depth=max_depth, on_level=sample)
-    return {"result": result, "seconds": time.perf_counter() - started, "peak_cached": peak[0]}
+    return {"result": result, "seconds": time.perf_counter() - started, "peak_cached": peak[0],
+            "load": (load, os.getloadavg()[0])}
 
 
 def row(preset: str, engine: str, run: dict) -> str:
@@ -121,16 +124,18 @@ def row(preset: str, engine: str, run: dict) -> str:
                   f"{run['peak_cached'] / max(s.distinct, 1):.0f}"]
     else:
         cells += ["", "", ""]
+    cells.append("{:.1f}-{:.1f}".format(*run["load"]))
     return "| " + " | ".join(cells) + " |"
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--presets", nargs="+", default=["tiny", "default", "large"])
+    parser.add_argument("--presets", nargs="*", default=["tiny", "default", "large"],
+                        help="presets to explore (none: only the fixed cost per level)")
     parser.add_argument("--masters", nargs="+", default=["local[1]", "local[2]"])
     parser.add_argument("--no-sequential", action="store_true")
     parser.add_argument("--no-symmetry", action="store_true")
-    parser.add_argument("--partitions", type=int, default=None, help="P (default: 2 x cores)")
+    parser.add_argument("--partitions", type=int, default=None, help="P (default: the cores, as explore_spark)")
     parser.add_argument("--chain", type=int, default=20, help="levels of the fixed-cost chain")
     parser.add_argument("--max-depth", type=int, default=None,
                         help="explore only this many levels (a prefix of a big preset; verdict incomplete)")
@@ -157,7 +162,8 @@ def main(argv: list[str] | None = None) -> None:
             run_spark(spark, chain, args.partitions)  # warm-up: Python workers, JIT
             run = run_spark(spark, chain, args.partitions)
             fixed.append(f"| {master} | {run['result'].stats.depth} | "
-                         f"{run['seconds'] / run['result'].stats.depth:.2f} |")
+                         f"{run['seconds'] / run['result'].stats.depth:.2f} | "
+                         "{:.1f}-{:.1f} |".format(*run["load"]))
             print(fixed[-1], flush=True)
             for preset in args.presets:
                 spec = ModelSpec.kafka(load_preset(preset), symmetry=symmetry)
@@ -179,15 +185,17 @@ def main(argv: list[str] | None = None) -> None:
     print(f"Spark explorer benchmark, {date.today().isoformat()}, symmetry {'on' if symmetry else 'off'}{depth}")
     print(f"Machine: {machine()}")
     print()
+    print("Load: the 1-minute load average before and after each run (other jobs share the machine).")
+    print()
     print("| preset | engine | distinct | generated | depth | seconds | distinct/s | generated/s "
-          "| shuffled MiB | visited B/state | peak cached B/state |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| shuffled MiB | visited B/state | peak cached B/state | load |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     print("\n".join(rows))
     print()
     print("Fixed cost per level (the `Chain` model, trivial states):")
     print()
-    print("| master | levels | seconds/level |")
-    print("|---|---:|---:|")
+    print("| master | levels | seconds/level | load |")
+    print("|---|---:|---:|---|")
     print("\n".join(fixed))
 
 

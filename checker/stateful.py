@@ -53,14 +53,14 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.reporting import with_reporter
-from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 
 from kcm.impl.abstraction import abstract, describe_difference
 from kcm.impl.model_alignment import ModelAlignment
 from kcm.impl.step_cluster import StepCluster
 from kcm.model.config import ModelConfig
 from kcm.model.properties import Always, AlwaysStep
-from kcm.model.spec import KafkaModel, config_fields
+from kcm.model.spec import KafkaModel, config_fields, settle_path
 from kcm.model.variants import VARIANTS
 
 #: The name of the refinement check, as a property name in reports and ITF files.
@@ -161,14 +161,18 @@ def machine_for(cfg: ModelConfig, *, invariants: Iterable[str] | None = None,
                              + ", ".join(p.name for p in checked))
         checked = [p for p in checked if p.name in wanted]
     names = frozenset(p.name for p in checked)
-    inits = probe.init_states()
-    if len(inits) != 1:  # the implementation starts from the one cold start the model describes
-        raise ValueError(f"the model has {len(inits)} initial states; the lock-step machine needs one")
     counters = stats if stats is not None else FuzzStats()
     impl_alignment = ModelAlignment.model() if alignment is None else alignment
 
-    class Machine(LockStepMachine):
-        pass
+    if cfg.overlapping:
+        class Machine(LockStepMachine):
+            @initialize(run=st.integers(min_value=0, max_value=len(cfg.overlapping)))
+            def start_run(self, run: int) -> None:
+                """Which run of the config to walk: 0 the cold start, i its i-th overlapping run."""
+                self.start(run)
+    else:  # no draw at all, so that seeds keep walking the way they did
+        class Machine(LockStepMachine):
+            pass
 
     Machine.cfg, Machine.checked_names, Machine.compare = cfg, names, compare
     Machine.alignment, Machine.stats = impl_alignment, counters
@@ -199,6 +203,23 @@ class LockStepMachine(RuleBasedStateMachine):
         self.impl = StepCluster.initial(cls.cfg, alignment=cls.alignment) if cls.compare else None
         cls.stats.examples += 1
         cls.stats._changed()
+        self._check_state(self.state)
+        if self.impl is not None:
+            self._compare(self.state)
+        self.options = self._successors(self.state)
+
+    def start(self, run: int) -> None:
+        """Walk the config's overlapping run `run` (>= 1): bring the model and the implementation
+        to the settled cluster by the same healing actions (`settle_path`), then start the trace
+        there, at the model's initial state `run`."""
+        if run == 0:
+            return
+        cold = self.state
+        for action in settle_path(self.model.cfg, cold):
+            if self.impl is not None:
+                self.impl.apply(action)
+        self.state = self.model.init_states()[run]
+        self.trace = [(None, self.state)]
         self._check_state(self.state)
         if self.impl is not None:
             self._compare(self.state)
@@ -249,7 +270,8 @@ class LockStepMachine(RuleBasedStateMachine):
                 self._fail(prop.name, prop.kind, [f"{prop.name}: {prop.doc}"])
 
     def _compare(self, expected) -> None:
-        actual = abstract(self.impl)
+        # Which run a state belongs to is the model's bookkeeping; the implementation has none.
+        actual = abstract(self.impl)._replace(scenario=expected.scenario)
         if actual != expected:
             self._fail(REFINEMENT, "refinement", describe_difference(expected, actual))
 
@@ -390,15 +412,20 @@ def replay_lockstep(path: str | Path) -> tuple[int, list[str]]:
     model = model_from_meta(trace.meta)
     off = (trace.meta.get("config") or {}).get("alignment_off") or []
     alignment = ModelAlignment(**{f: f not in off for f in ModelAlignment.__dataclass_fields__})
-    actions, states = replay_labels(model, list(trace.actions[1:]), model.init_states()[0])
+    inits = model.init_states()
+    run = int(trace.meta.get("initial_index") or 0)
+    actions, states = replay_labels(model, list(trace.actions[1:]), inits[run])
     impl = StepCluster.initial(model.cfg, alignment=alignment)
     try:
+        if run:  # an overlapping run starts from the settled cluster
+            for action in settle_path(model.cfg, inits[0]):
+                impl.apply(action)
         for i, (action, expected) in enumerate(zip(actions, states[1:]), 1):
             try:
                 impl.apply(action)
             except Exception as exc:  # noqa: BLE001
                 return i, [f"the implementation raised {type(exc).__name__}: {exc}"]
-            actual = abstract(impl)
+            actual = abstract(impl)._replace(scenario=expected.scenario)
             if actual != expected:
                 return i, describe_difference(expected, actual)
     finally:

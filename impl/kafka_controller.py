@@ -669,15 +669,11 @@ class KafkaController(ReassignmentMixin):
         def on_response(response: StopReplicaResponse) -> None:
             # Only partitions of topics whose deletion has started go back (`isTopicDeletionInProgress`,
             # read when the response arrives), with the broker's per-partition errors.
+            # A fenced request (stale broker or controller epoch) has a top-level error and no
+            # per-partition errors, so it puts no event.
             ctx = self.context
-            if response.error is not Errors.NONE and self.alignment.fenced_stop_replica_fails_deletions:
-                # A fenced request has no per-partition errors, so Kafka puts no event; the model
-                # answers it as failing every such deletion.
-                errors = tuple((tp, response.error) for tp in sorted(deleting)
-                               if tp.topic in ctx.topics_with_deletion_started)
-            else:
-                errors = tuple((tp, e) for tp, e in response.partition_errors
-                               if tp.topic in ctx.topics_with_deletion_started and tp in deleting)
+            errors = tuple((tp, e) for tp, e in response.partition_errors
+                           if tp.topic in ctx.topics_with_deletion_started and tp in deleting)
             if errors:
                 self.event_manager.put(ev.TopicDeletionStopReplicaResponseReceived(broker_id, response.error, errors))
 

@@ -7,9 +7,10 @@ does something Kafka does not. Each is a switch named after what the *model* doe
 Kafka's behaviour and the model's. The lock-step tests turn them all on (`ModelAlignment.model()`);
 `tests/impl/lockstep/test_model_disagreements.py` keeps, for each, the shortest action sequence found
 on which Kafka's behaviour differs from the model and the fields it differs in. When the model adopts
-Kafka's behaviour, that test fails and the switch can go. Seven of the thirteen switches the first
-comparison needed went that way when the model was corrected (`stop_replica_callback_as_model`
-narrowed to `fenced_stop_replica_fails_deletions`), and so did two found later
+Kafka's behaviour, that test fails and the switch can go. Eight of the thirteen switches the first
+comparison needed went that way when the model was corrected (the last,
+`stop_replica_callback_as_model`, first narrowed to `fenced_stop_replica_fails_deletions`: the
+model now raises no deletion event for a fenced StopReplica, as Kafka), and so did two found later
 (`isr_removal_caches_before_fenced_write`, `topic_change_keeps_deleted_topics`); the sequences
 that showed them are kept as regression tests of the agreement.
 
@@ -18,10 +19,9 @@ None of the remaining switches is one of the model's documented abstractions (do
 docs/implementation.md). All are fidelity gaps of the model, reported to its owners:
 
 * Bookkeeping: which requests are sent, which watches stay armed, which controller epoch a
-  leader's ISR write carries, which StopReplica answers come back (`um_after_offline_replicas_as_model`,
+  leader's ISR write carries (`um_after_offline_replicas_as_model`,
   `watches_armed_only_where_model_arms`, `leader_isr_write_keeps_znode_controller_epoch`,
-  `fenced_stop_replica_fails_deletions`, `auto_rebalance_elects_all_at_once`). The StopReplica
-  answer is not harmless: it can hang a topic deletion in the model that Kafka completes.
+  `auto_rebalance_elects_all_at_once`).
 * Behaviour: the model is more forgiving than Kafka. `failover_resumes_only_zk_reassignments` and
   `failover_skips_leaderless_preferred_elections` hide paths on which Kafka 2.6's controller throws
   during failover and resigns at once (and so would every successor: a controller-move loop while
@@ -73,13 +73,6 @@ class ModelAlignment:
     #: reassignment fails (UNKNOWN_SERVER_ERROR). The model reads leader -1 and completes it, leaderless
     #: (e.g. a reassignment to a permutation of the replicas of a partition none of whose replicas was live).
     reassignment_tolerates_leaderless_partition: bool = False
-    #: A StopReplica fenced by the broker (stale broker epoch or controller epoch) is answered with
-    #: a request-level error and no per-partition errors, so Kafka's callback puts no
-    #: TopicDeletionStopReplicaResponseReceived (kafka@2.6.x:.../server/KafkaApis.scala
-    #: `handleStopReplicaRequest`; ReplicaManager.stopReplicas returns an empty map when fenced). The
-    #: model answers it as failing every deletion of a topic whose deletion has started (model/broker.py
-    #: `deliver`), which marks the replicas ineligible and the topic's deletion for a retry.
-    fenced_stop_replica_fails_deletions: bool = False
     #: `checkAndTriggerAutoLeaderRebalance` runs one preferred election per preferred broker
     #: (`preferredReplicasForTopicsByBrokers.forKeyValue { ... onReplicaElection(...) }`), each with
     #: its own batch of requests: a broker that is told about partitions of two preferred leaders

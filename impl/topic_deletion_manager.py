@@ -133,14 +133,13 @@ class TopicDeletionManager:
         successful = ctx.replicas_in_state(topic, R.ReplicaDeletionSuccessful)
         self._replicas.handle_state_changes(successful, R.NonExistentReplica)
         self._client.delete_topic(topic, ctx.epoch_zk_version)
-        # The model's `complete_delete_topic` (model/topic_deletion.py) also forgets the topic's
-        # ineligibility, its partitions' reassignments and partition states, which Kafka 2.6's
-        # `removeTopic` keeps; the implementation does the same so that the two can be compared
-        # (the partition states are NonExistentPartition by now, which is what a missing entry reads).
+        # `removeTopic` forgets the deletion bookkeeping (to be deleted, deletion started), the
+        # assignment and the leadership, and keeps the ineligibility and the reassignments, as Kafka
+        # 2.6 does (kafka@2.6.x:core/src/main/scala/kafka/controller/TopicDeletionManager.scala
+        # `completeDeleteTopic`). The partition states are dropped: they are NonExistentPartition
+        # by now, which is what a missing entry reads.
         for tp in ctx.partitions_for_topic(topic):
-            ctx.partitions_being_reassigned.discard(tp)
             ctx.partition_states.pop(tp, None)
-        ctx.topics_ineligible_for_deletion.discard(topic)
         ctx.remove_topic(topic)
 
     def _on_topic_deletion(self, topics: set[str]) -> None:

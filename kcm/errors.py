@@ -6,6 +6,9 @@ timeout or an interruption).
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 EXIT_PASS = 0
 EXIT_VIOLATION = 1
 EXIT_USAGE = 2
@@ -26,3 +29,15 @@ class Incomplete(KcmError):
     """The work stopped before it was done (a bound, a timeout, an interruption)."""
 
     exit_code = EXIT_INCOMPLETE
+
+
+def check_writable_dir(out: Path, option: str = "--out") -> None:
+    """A folder that cannot be written is a usage error before a run, not a traceback after it:
+    the nearest existing ancestor of `out` must be a writable directory."""
+    probe = Path(out).absolute()
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise UsageError(f"{option} {out}: {probe} is not a directory")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise UsageError(f"{option} {out}: {probe} is not writable")

@@ -11,6 +11,8 @@ Requests (kafka@2.6.x:core/src/main/scala/kafka/server/ReplicaManager.scala and 
 - LeaderAndIsr, per partition: applied only if the request's leader epoch is higher than the
   replica's and the broker is in the request's replica list. The replica becomes leader (with the
   request's ISR and zkVersion) or a follower of the request's leader.
+- A fenced request changes nothing, and a fenced StopReplica raises no deletion event (its
+  answer carries only a top-level error).
 - StopReplica, per partition: stops (and with delete=true, deletes) the replica if the request's
   leader epoch is -2 (deletion), -1, or higher than the replica's; an equal or lower one is fenced
   (FENCED_LEADER_EPOCH, KIP-570). The answer to a StopReplica carrying deletions goes back to the
@@ -106,9 +108,13 @@ def deliver(w: World, src: int, dst: int) -> None:
     stale_controller = (request.controller_epoch < broker.controller_epoch
                         and not w.flags.no_broker_controller_epoch_check)
     if stale_broker_epoch or stale_controller:
-        deletions &= _deletion_in_progress(w, src)
-        if deletions:
-            _answer_stop_replica(w, src, dst, -deletions)
+        # A fenced request is answered with a top-level error and no per-partition errors
+        # (kafka@2.6.x:core/src/main/scala/kafka/server/KafkaApis.scala `handleStopReplicaRequest`,
+        # ReplicaManager.scala `stopReplicas`), and the controller's callback raises
+        # TopicDeletionStopReplicaResponseReceived only for per-partition errors of deleting topics
+        # (kafka@2.6.x:core/src/main/scala/kafka/controller/ControllerChannelManager.scala
+        # `sendStopReplicaRequests`): no deletion event. A bounced broker's replicas are failed and
+        # retried by BrokerChange instead.
         return
     broker = broker._replace(controller_epoch=request.controller_epoch)
     if request.kind is RequestKind.UpdateMetadata:

@@ -21,6 +21,21 @@ from typing import Any
 from kcm.model.variants import VARIANTS
 
 
+#: The perturbation kinds an `overlapping` run may list, and the budget field each stands for.
+OVERLAP_KINDS = {
+    "broker_crash": "max_broker_crashes",
+    "session_expiry": "max_session_expiries",
+    "leader_isr_shrink": "max_leader_isr_shrinks",
+    "controlled_shutdown": "max_controlled_shutdowns",
+    "preferred_election": "max_preferred_elections",
+    "reassignment": "max_reassignments",
+    "topic_deletion": "max_topic_deletions",
+    "auto_rebalance": "max_auto_rebalances",
+    "controller_move": "max_controller_moves",
+    "topic_creation": "max_topic_creations",
+}
+
+
 class ConfigError(ValueError):
     """A config field is missing, unknown, of the wrong type or out of range."""
 
@@ -67,6 +82,13 @@ class ModelConfig:
     max_admin_ops: int = -1
     #: Faults and admin operations together.
     max_perturbations: int = -1
+    #: Extra runs in which perturbations overlap, each a list of kinds (`OVERLAP_KINDS`): the run
+    #: starts from the settled cluster (startup done, broker 0 controller, nothing in flight), each
+    #: listed kind may happen once, the first at once and every later one before the cluster has
+    #: settled again. They reach what needs two perturbations at the same time (a crash during
+    #: a topic deletion or a reassignment) without the cost of two perturbations anywhere in the
+    #: run. The config's own budgets apply to the cold-start run beside them.
+    overlapping: tuple[tuple[str, ...], ...] = ()
     #: Capacity of each broker's controller event queue (Kafka's is unbounded; the model's is not).
     event_queue_capacity: int = 8
     #: Optional data: per replica a log end offset and high watermark, up to `max_offset`.
@@ -91,6 +113,9 @@ class ModelConfig:
                 continue
             value = values[name]
             expected = type(f.default)
+            if name == "overlapping":
+                kwargs[name] = _overlapping(value, where)
+                continue
             if expected is bool:
                 if not isinstance(value, bool):
                     raise ConfigError(f"{where}: field `{name}` = {value!r} must be true or false")
@@ -128,6 +153,24 @@ class ModelConfig:
             raise ConfigError(f"{where}: field `max_offset` = 0 with `data` = true; allowed 1..{_MAX_OFFSET}")
         if not self.data and self.max_offset != 0:
             raise ConfigError(f"{where}: field `max_offset` = {self.max_offset} needs `data` = true; set it to 0")
+
+
+def _overlapping(value: Any, where: str) -> tuple[tuple[str, ...], ...]:
+    """`overlapping` as a tuple of runs, each a tuple of distinct known kinds."""
+    allowed = ", ".join(OVERLAP_KINDS)
+    if not isinstance(value, (list, tuple)):
+        raise ConfigError(f"{where}: field `overlapping` = {value!r} must be a list of lists of kinds ({allowed})")
+    runs = []
+    for run in value:
+        if not isinstance(run, (list, tuple)) or not run:
+            raise ConfigError(f"{where}: field `overlapping` has {run!r}; each run is a non-empty list of kinds ({allowed})")
+        for kind in run:
+            if kind not in OVERLAP_KINDS:
+                raise ConfigError(f"{where}: field `overlapping` names unknown kind {kind!r}; allowed {allowed}")
+        if len(set(run)) != len(run):
+            raise ConfigError(f"{where}: field `overlapping` repeats a kind in {list(run)}; each kind happens once per run")
+        runs.append(tuple(run))
+    return tuple(runs)
 
 
 _MAX_BROKERS = 5

@@ -65,7 +65,8 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         self.me = me
         self.flags = w.flags
         self.batch = RequestBatch()
-        self._thaw(w.brokers[me].ctx)
+        self._ctx = w.brokers[me].ctx
+        self._thaw(self._ctx)
         self.active = w.brokers[me].active
 
     def _thaw(self, ctx: Context) -> None:
@@ -92,6 +93,12 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
                       tuple(tuple(r) for r in self.replica_states),
                       self.topics_to_delete, self.topics_ineligible, self.topics_deletion_started, self.channel)
         broker = self.w.brokers[self.me]
+        if ctx == self._ctx:
+            # Most events change no context (an inactive module's handlers return at once): keep
+            # the very record, so that the broker record and its cached fingerprint are kept too.
+            if self.active == broker.active and broker.ctx is self._ctx:
+                return
+            ctx = self._ctx
         self.w.brokers[self.me] = broker._replace(active=self.active, ctx=ctx)
 
     def live_brokers(self) -> tuple[int, ...]:

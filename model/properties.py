@@ -236,3 +236,17 @@ class Model(Generic[State, Action]):
     def fields(self, state: State) -> dict[str, Any]:
         """The state as named variables (ITF `vars`), for readable traces and ITF files."""
         return {"state": state}
+
+    # ---- optional: states as bytes, for checkers that ship them between processes ------------
+
+    def encode_state(self, state: State) -> bytes:
+        """The state as bytes that `decode_state` turns back into an equal state that behaves
+        exactly like it (same types, same identity for the constants the model compares with
+        `is`), in any process running the same code. Optional: the default raises
+        NotImplementedError and the Spark explorer then uses its generic pickle codec
+        (`kcm.spark_explore.codec`). Override both methods or neither."""
+        raise NotImplementedError
+
+    def decode_state(self, data: bytes) -> State:
+        """The state `encode_state` wrote (see there)."""
+        raise NotImplementedError

@@ -21,9 +21,11 @@ import dataclasses
 import hashlib
 import itertools
 import marshal
+import math
 from collections.abc import Iterable
 
 from kcm.model import broker as broker_side
+from kcm.model import codec as state_codec
 from kcm.model.actions import (
     ALL_ACTIONS,
     AdminCreateTopic,
@@ -58,11 +60,11 @@ from kcm.model.cluster import (
     bits,
     empty_context,
 )
-from kcm.model.config import ModelConfig
+from kcm.model.config import OVERLAP_KINDS, ModelConfig
 from kcm.model.controller import Controller
 from kcm.model.invariants import properties_for, quiescent
 from kcm.model.properties import Model
-from kcm.model.symmetry import representative
+from kcm.model.symmetry import representative, representative_in, symmetry_group
 from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE
 from kcm.model.variants import flags_for
 from kcm.model.world import Overflow, World
@@ -77,12 +79,52 @@ def init_states(cfg: ModelConfig) -> tuple[Cluster, ...]:
     """The cluster as its brokers start: every broker has opened its ZooKeeper session and
     registered (broker b with czxid b+1) and has its controller Startup event queued; no controller
     yet, no partition state. (Which broker registers first does not matter up to symmetry, and
-    nothing happens before a broker registers.)"""
+    nothing happens before a broker registers.)
+
+    Then, for each of the config's `overlapping` runs, the settled cluster tagged with the run's
+    number (`Cluster.scenario`), from which that run's perturbations start."""
     cold = _cold_state(cfg)
     w = World(cfg, flags_for(cfg.variant), cold)
     for b in range(cfg.brokers):
         broker_side.start(w, b)
-    return (w.freeze(),)
+    start = w.freeze()
+    if not cfg.overlapping:
+        return (start,)
+    settled = settle(cfg, start)
+    return (start, *(settled._replace(scenario=i) for i in range(1, len(cfg.overlapping) + 1)))
+
+
+#: The actions that heal: enabled without any budget, they take the cluster back to quiescence.
+_HEALING = (ControllerProcessEvent, NetworkDeliver, LeaderExpandIsr, BrokerStart, ZkSessionExpire,
+            BrokerNoticeExpiry, BrokerShutdown)
+
+
+def settle(cfg: ModelConfig, state: Cluster, limit: int = 10_000) -> Cluster:
+    """`state` after healing actions alone, always the first enabled one, until it is quiescent:
+    the one deterministic "the cluster settled" state (from the cold start: broker 0 wins the
+    controller election, every partition led by its preferred replica, every ISR full)."""
+    for action in settle_path(cfg, state, limit):
+        state = step(cfg, state, action)
+    return state
+
+
+def settle_path(cfg: ModelConfig, state: Cluster, limit: int = 10_000) -> list:
+    """The healing actions `settle` takes from `state` (what a checker replays to bring another
+    copy of the cluster, such as the implementation, to the same settled state)."""
+    path = []
+    for _ in range(limit):
+        if quiescent(state):
+            return path
+        action = next((a for a in enabled_actions(cfg, state) if type(a) in _HEALING
+                       and not (type(a) is ZkSessionExpire and state.brokers[a.broker].up)), None)
+        if action is None:
+            break
+        nxt = step(cfg, state, action)
+        if nxt is None:
+            break
+        path.append(action)
+        state = nxt
+    raise ValueError("the cluster does not settle by healing actions alone; overlapping runs need a settled start")
 
 
 def _cold_state(cfg: ModelConfig) -> Cluster:
@@ -98,18 +140,43 @@ def _cold_state(cfg: ModelConfig) -> Cluster:
     return Cluster(zk, (down,) * nb, ((),) * (nb * nb), (0,) * len(Budget), 0)
 
 
+#: The config field that bounds each budget.
+_BUDGET_FIELD = {
+    Budget.BROKER_CRASHES: "max_broker_crashes", Budget.SESSION_EXPIRIES: "max_session_expiries",
+    Budget.LEADER_ISR_SHRINKS: "max_leader_isr_shrinks", Budget.CONTROLLED_SHUTDOWNS: "max_controlled_shutdowns",
+    Budget.PREFERRED_ELECTIONS: "max_preferred_elections", Budget.REASSIGNMENTS: "max_reassignments",
+    Budget.TOPIC_DELETIONS: "max_topic_deletions", Budget.AUTO_REBALANCES: "max_auto_rebalances",
+    Budget.CONTROLLER_MOVES: "max_controller_moves", Budget.TOPIC_CREATIONS: "max_topic_creations",
+}
+assert set(_BUDGET_FIELD) == set(Budget)
+#: The budget each kind of an overlapping run spends (`OVERLAP_KINDS` names the field).
+_OVERLAP_BUDGET = {kind: next(b for b, f in _BUDGET_FIELD.items() if f == field) for kind, field in OVERLAP_KINDS.items()}
+
+
 def _budget(cfg: ModelConfig) -> tuple[int, ...]:
+    return tuple(getattr(cfg, _BUDGET_FIELD[b]) for b in Budget)
+
+
+def creatable_assignments(cfg: ModelConfig) -> list[tuple[int, ...]]:
+    """The assignments a topic creation can write (`default_assignment` of every partition of
+    every topic that can be created: absent at the start, or deleted first); a broker renaming
+    must fix them to be a symmetry (model/symmetry.py)."""
+    runs = cfg.overlapping
+    creations = (cfg.max_topic_creations and cfg.max_admin_ops and cfg.max_perturbations) or any(
+        "topic_creation" in run for run in runs)
+    if not creations:
+        return []
+    deletions = cfg.max_topic_deletions or any("topic_deletion" in run for run in runs)
+    topics = range(cfg.topics) if deletions else range(cfg.existing_topics, cfg.topics)
+    return [default_assignment(cfg, p) for t in topics for p in range(t * cfg.partitions, (t + 1) * cfg.partitions)]
+
+
+def _overlap_budget(cfg: ModelConfig, scenario: int, done: int) -> tuple[int, ...]:
+    """The budget of overlapping run `scenario` (1-based) after `done` of its perturbations: the
+    kinds already done, at one each, and the next kind in the run's order."""
     limits = [0] * len(Budget)
-    limits[Budget.BROKER_CRASHES] = cfg.max_broker_crashes
-    limits[Budget.SESSION_EXPIRIES] = cfg.max_session_expiries
-    limits[Budget.LEADER_ISR_SHRINKS] = cfg.max_leader_isr_shrinks
-    limits[Budget.CONTROLLED_SHUTDOWNS] = cfg.max_controlled_shutdowns
-    limits[Budget.PREFERRED_ELECTIONS] = cfg.max_preferred_elections
-    limits[Budget.REASSIGNMENTS] = cfg.max_reassignments
-    limits[Budget.TOPIC_DELETIONS] = cfg.max_topic_deletions
-    limits[Budget.AUTO_REBALANCES] = cfg.max_auto_rebalances
-    limits[Budget.CONTROLLER_MOVES] = cfg.max_controller_moves
-    limits[Budget.TOPIC_CREATIONS] = cfg.max_topic_creations
+    for kind in cfg.overlapping[scenario - 1][:done + 1]:
+        limits[_OVERLAP_BUDGET[kind]] = 1
     return tuple(limits)
 
 
@@ -129,14 +196,19 @@ _ADMIN = frozenset(Budget) - _FAULTS
 def enabled_actions(cfg: ModelConfig, state: Cluster) -> list:
     """Every action whose guard holds, in a fixed order. (`KafkaModel.successors` also drops the
     ones whose step would overflow a queue.)"""
-    limits = _budget(cfg)
     spent = state.spent
     zk = state.zk
-
-    faults_ok = cfg.max_faults < 0 or sum(spent[b] for b in _FAULTS) < cfg.max_faults
-    admin_ok = cfg.max_admin_ops < 0 or sum(spent[b] for b in _ADMIN) < cfg.max_admin_ops
-    if 0 <= cfg.max_perturbations <= sum(spent):
-        faults_ok = admin_ok = False
+    if state.scenario == 0:
+        limits = _budget(cfg)
+        faults_ok = cfg.max_faults < 0 or sum(spent[b] for b in _FAULTS) < cfg.max_faults
+        admin_ok = cfg.max_admin_ops < 0 or sum(spent[b] for b in _ADMIN) < cfg.max_admin_ops
+        if 0 <= cfg.max_perturbations <= sum(spent):
+            faults_ok = admin_ok = False
+    else:
+        # An overlapping run: its kinds once each, in the order listed; the first from the
+        # settled start, each next one before the cluster has settled again.
+        limits = _overlap_budget(cfg, state.scenario, sum(spent))
+        faults_ok = admin_ok = not any(spent) or not quiescent(state)
 
     def left(b: Budget) -> bool:
         return spent[b] < limits[b] and (faults_ok if b in _FAULTS else admin_ok)
@@ -331,7 +403,8 @@ class KafkaModel(Model):
     Fingerprints are 128-bit BLAKE2b digests of a canonical byte encoding (marshal, version 2:
     no back-references, so equal values always encode alike). Records are immutable and shared
     between a state and its successors, so each part's digest is cached by value: a step that
-    changes one broker re-encodes one broker.
+    changes one broker re-encodes one broker. The cache is looked up by identity first (a part
+    unchanged by a step is the very same object), then by value (hashing the nested tuples).
     """
 
     has_symmetry = True
@@ -341,8 +414,12 @@ class KafkaModel(Model):
         self.cfg = cfg
         self.flags = flags_for(cfg.variant)
         self.name = f"kafka-2.6-controller{'/' + cfg.variant if cfg.variant else ''}"
-        self.has_symmetry = symmetry
+        self.symmetry_group = symmetry_group(cfg.brokers, creatable_assignments(cfg))
+        #: Symmetry is on when asked for and some renaming besides the identity is allowed.
+        self.has_symmetry = symmetry and len(self.symmetry_group) > 1
+        self._full_group = len(self.symmetry_group) == math.factorial(cfg.brokers)
         self._fp_cache: dict = {}
+        self._fp_by_id: dict = {}
         self._obs_state: Cluster | None = None
         self._obs: dict = {}
         self._properties = properties_for(cfg, self.observe)
@@ -359,7 +436,9 @@ class KafkaModel(Model):
             nxt = step(self.cfg, state, action, w)
             if nxt is not None:
                 out.append((action, nxt))
-                obs[action] = w.obs
+                # Keyed by identity (a dataclass hash costs more than the lookup saves); the
+                # action is kept alongside so that its id cannot be reused while cached.
+                obs[id(action)] = (action, w.obs)
         self._obs_state, self._obs = state, obs
         return out
 
@@ -374,8 +453,10 @@ class KafkaModel(Model):
 
     def observe(self, state: Cluster, action) -> list:
         """What happened inside the step (`Edge`s and `Election`s); cached for the state last expanded."""
-        if state is self._obs_state and action in self._obs:
-            return self._obs[action]
+        if state is self._obs_state:
+            entry = self._obs.get(id(action))
+            if entry is not None and entry[0] is action:
+                return entry[1]
         w = World(self.cfg, self.flags, state)
         step(self.cfg, state, action, w)
         return w.obs
@@ -385,21 +466,33 @@ class KafkaModel(Model):
 
     # what the checkers need besides
     def fingerprint(self, state: Cluster) -> bytes:
-        cache = self._fp_cache
+        cache, by_id = self._fp_cache, self._fp_by_id
         if len(cache) > self._CACHE_LIMIT:
             cache.clear()
+        if len(by_id) > self._CACHE_LIMIT:
+            by_id.clear()
         h = hashlib.blake2b(digest_size=16)
         for part in (state.zk, *state.brokers, state.net):
+            # First by identity (no hashing of the nested record), then by value.
+            entry = by_id.get(id(part))
+            if entry is not None and entry[0] is part:
+                h.update(entry[1])
+                continue
             fp = cache.get(part)
             if fp is None:
                 fp = hashlib.blake2b(marshal.dumps(_plain(part), 2), digest_size=16).digest()
                 cache[part] = fp
+            by_id[id(part)] = (part, fp)
             h.update(fp)
-        h.update(marshal.dumps((state.spent, state.ghost), 2))
+        h.update(marshal.dumps((state.spent, state.ghost, state.scenario), 2))
         return h.digest()
 
     def representative(self, state: Cluster) -> Cluster:
-        return representative(state) if self.has_symmetry else state
+        if not self.has_symmetry:
+            return state
+        if self._full_group:
+            return representative(state)
+        return representative_in(state, self.symmetry_group)
 
     def is_terminal(self, state: Cluster) -> bool:
         return quiescent(state)
@@ -417,6 +510,12 @@ class KafkaModel(Model):
 
     def fields(self, state: Cluster) -> dict:
         return state_fields(state)
+
+    def encode_state(self, state: Cluster) -> bytes:
+        return state_codec.encode(state)  # marshal of plain tuples (model/codec.py)
+
+    def decode_state(self, data: bytes) -> Cluster:
+        return state_codec.decode(data)
 
 
 def _set(mask: int) -> frozenset[int]:
@@ -456,6 +555,7 @@ def state_fields(s: Cluster) -> dict:
                   for c in range(n) for d in range(n) if s.net[c * n + d]}
     out["spent"] = s.spent
     out["ghost"] = s.ghost
+    out["scenario"] = s.scenario
     return out
 
 

@@ -155,7 +155,7 @@ def permute(state: Cluster, pi: tuple[int, ...]) -> Cluster:
             q = state.net[c * n + d]
             if q:
                 net[pi[c] * n + pi[d]] = tuple(_request(r, pi) for r in q)
-    return Cluster(_zk(state.zk, pi, inv), brokers, tuple(net), state.spent, state.ghost)
+    return Cluster(_zk(state.zk, pi, inv), brokers, tuple(net), state.spent, state.ghost, state.scenario)
 
 
 def _signature(state: Cluster, b: int):

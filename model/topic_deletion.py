@@ -125,7 +125,8 @@ class TopicDeletionMixin:
             self.resume_deletions()
 
     def complete_delete_topic(self, t: int) -> None:
-        """`completeDeleteTopic`: replicas -> NonExistent; delete the topic's znodes (fenced); forget it."""
+        """`completeDeleteTopic`: replicas -> NonExistent; delete the topic's znodes (fenced); forget
+        it (`removeTopic`, which keeps its ineligibility and its partitions' reassignments)."""
         successful = self._replicas_in_state(t, R.ReplicaDeletionSuccessful)
         self.handle_replica_state_changes(successful, R.NonExistentReplica)
         w = self.w
@@ -145,14 +146,15 @@ class TopicDeletionMixin:
                 w.fire(partition_watch(p), None)  # deleted: the data-change handler hears nothing
         w.fire(Watch.TOPICS, Event(EventKind.TopicChange))
         w.fire(Watch.DELETE_TOPICS, Event(EventKind.TopicDeletion))
-        # controllerContext.removeTopic
-        self.topics_to_delete &= ~(1 << t)
-        self.topics_ineligible &= ~(1 << t)
-        self.topics_deletion_started &= ~(1 << t)
-        for p in w.partitions_of_topic(t):
-            self.assignment[p] = self.adding[p] = self.removing[p] = ()
-            self.leadership[p] = NO_ZNODE
-            self.reassigning &= ~(1 << p)
+        # `controllerContext.topicsToBeDeleted -= topic`, `topicsWithDeletionStarted -= topic`, then
+        # `controllerContext.removeTopic(topic)` (allTopics, partitionAssignments,
+        # partitionLeadershipInfo): kafka@2.6.x:core/src/main/scala/kafka/controller/
+        # TopicDeletionManager.scala `completeDeleteTopic`, ControllerContext.scala `removeTopic`.
+        # Neither clears `topicsIneligibleForDeletion` nor `partitionsBeingReassigned`: a topic that
+        # was marked ineligible (e.g. a replica on a broker that died after its deletion succeeded)
+        # stays so in this controller's context, and so does a partition being reassigned, until
+        # `resumeDeletionForTopics`, the end of the reassignment, or the controller's resignation.
+        self.remove_topic(t)
 
     def delete_topic_deletion_znodes(self, topics: int) -> None:
         """`deleteTopicDeletions`: drop `/admin/delete_topics/<t>` for topics that do not exist (fenced)."""

@@ -62,7 +62,7 @@ class ControllerMoved(Exception):
 class World:
     """The cluster during one step: mutable at the top level, immutable records inside."""
 
-    __slots__ = ("cfg", "flags", "zk", "brokers", "net", "spent", "nb", "np", "ppt", "ghost", "obs")
+    __slots__ = ("cfg", "flags", "zk", "brokers", "net", "spent", "nb", "np", "ppt", "ghost", "scenario", "obs")
 
     def __init__(self, cfg: ModelConfig, flags: Flags, state: Cluster) -> None:
         self.cfg = cfg
@@ -72,6 +72,7 @@ class World:
         self.net: list[tuple[Request, ...]] = list(state.net)
         self.spent: list[int] = list(state.spent)
         self.ghost: int = state.ghost
+        self.scenario: int = state.scenario
         self.nb = cfg.brokers
         self.np = cfg.topics * cfg.partitions
         self.ppt = cfg.partitions
@@ -80,7 +81,7 @@ class World:
         self.obs: list = []
 
     def freeze(self) -> Cluster:
-        return Cluster(self.zk, tuple(self.brokers), tuple(self.net), tuple(self.spent), self.ghost)
+        return Cluster(self.zk, tuple(self.brokers), tuple(self.net), tuple(self.spent), self.ghost, self.scenario)
 
     # ---- identities ------------------------------------------------------------------------
 

@@ -7,23 +7,28 @@ coverage, goals, verdict, and the same shortest counterexample, step for step (D
 Layout (owner partitioning, as parallel Murphi, PReach and distributed TLC do; see
 `reference/model-checkers.md` §4). Every fingerprint has one owner partition, `owner_of(fp) % P`.
 Partition p of the level RDD holds p's share of the visited set, one sorted `FingerprintSet`
-record, and the frontier states p owns. One level is one Spark job of two stages:
+record, and the frontier states p owns. One level is one Spark job of two stages, each task one
+Python pass:
 
-    frontier --expand_partition--> candidates --reduceByKey(keep_first)--> shuffle (candidates only)
-    visited  ------------------------------------union (co-partitioned, narrow)--> merge_partition
-                                                   -> new frontier + merged visited + summaries
+    level RDD --expand_partition--> candidates --partitionBy(owner_of)--> shuffle (candidates only)
+    level RDD ------------------------------union (co-partitioned, narrow)--> merge_partition
+                                                -> new frontier + merged visited = next level RDD
 
 - Only the candidates move. The visited record stays in its partition: the union of two RDDs with
   the same partitioner (same P, same partition function object) is Spark's
   `PartitionerAwareUnionRDD`, a narrow dependency, and `merge_partition` keeps the partitioning
   (`preservesPartitioning=True`). A test walks the lineage to check it.
 - Duplicates within a level are merged before the visited check: first inside each frontier
-  partition, then by `reduceByKey`, keeping the candidate with the smallest path (see `level.py`:
-  that is the sequential explorer's choice of parent, action and pre-canonical state).
+  partition, then in `merge_partition`, keeping the candidate with the smallest path (see
+  `level.py`: that is the sequential explorer's choice of parent, action and pre-canonical state).
 - Properties are evaluated where states are generated (`expand_partition`): transition invariants
   and goals on every edge, state invariants on each partition's first candidate per fingerprint.
   `merge_partition` only reports which of those candidates were new.
-- The driver collects one small summary per partition per level, folds the counters, and decides.
+- The level's one action is a JVM-side `count` of the persisted next level RDD: it fills the cache
+  without a Python pass of its own. Each task adds its summary (counters, coverage, the first
+  event of each kind) to an accumulator (`level.SummaryList`), keyed by (level, stage, partition)
+  so that a task Spark runs twice counts once; the driver folds the level's summaries, and
+  decides.
 
 Stopping. The sequential explorer stops at the first violation in its expansion order; when that
 is one step beyond the level being expanded it still looks for a deadlock in the rest of the level,
@@ -62,6 +67,7 @@ from functools import partial
 from typing import Any
 
 from pyspark import StorageLevel
+from pyspark.rdd import RDD
 
 from kcm.checker.bfs import CheckOptions, select_properties
 from kcm.checker.coverage import build_coverage
@@ -70,11 +76,11 @@ from kcm.checker.stats import Outdegree, ProgressClock, Stats
 from kcm.errors import UsageError
 from kcm.model.properties import Always, AlwaysStep, Model, Sometimes
 from kcm.spark_explore import checkpoint as snapshots
-from kcm.spark_explore.codec import StateCodec
+from kcm.spark_explore.codec import state_codec
 from kcm.spark_explore.fpset import FingerprintSet
 from kcm.spark_explore.level import (
-    DEADLOCK_PHASE, LevelTask, expand_partition, fingerprint_function, is_frontier,
-    is_stored, is_summary, is_visited, keep_first, merge_partition, owner_of,
+    DEADLOCK_PHASE, EXPAND, MERGE, LevelTask, SummaryList, expand_partition, fingerprint_function,
+    merge_partition, owner_of,
 )
 from kcm.spark_explore.metrics import job_group_figures
 from kcm.spark_explore.spec import ModelSpec
@@ -104,7 +110,9 @@ class LevelFigures:
 class SparkOptions(CheckOptions):
     """`CheckOptions` (same meaning, same defaults) plus how to use Spark."""
 
-    #: P, the number of owner partitions; default twice the default parallelism (at least 2).
+    #: P, the number of owner partitions; default the default parallelism, one task per core and
+    #: stage (at least 2). More partitions cost a task each per stage and merge fewer duplicates
+    #: before the shuffle; give more when a partition's share of a level does not fit in memory.
     partitions: int | None = None
     #: Cut the lineage every this many levels (0: never, for tests of the lineage itself).
     checkpoint_every: int = 4
@@ -155,6 +163,19 @@ def trace_of(model: Model, inits: list, path: tuple[int, ...]) -> Trace:
     return tuple(trace)
 
 
+def _co_partitioned_union(records, candidates):
+    """`records.union(candidates)` without a Python pass. Both hold pickled batches, but PySpark
+    names their serializers differently (auto-batched vs batched) and its `union` would then
+    re-serialize both sides through Python; the streams read alike, so the JVM union is taken as
+    is. The two RDDs have equal partitioners, so Spark makes it a `PartitionerAwareUnionRDD`: the
+    records' side is a narrow dependency, and the visited set does not move."""
+    if records._jrdd_deserializer == candidates._jrdd_deserializer:
+        return records.union(candidates)
+    rdd = RDD(records._jrdd.union(candidates._jrdd), records.ctx, candidates._jrdd_deserializer)
+    rdd.partitioner = records.partitioner
+    return rdd
+
+
 def _min(a: tuple | None, b: tuple) -> tuple:
     return b if a is None or b < a else a
 
@@ -177,7 +198,7 @@ class _SparkExplorer:
         self.symmetric = opts.symmetry and model.has_symmetry
         self.stop = opts.stop_on_violation
         self.inits = list(model.init_states())
-        self.partitions = opts.partitions or max(2, 2 * self.sc.defaultParallelism)
+        self.partitions = opts.partitions or max(2, self.sc.defaultParallelism)
         self.run_id = uuid.uuid4().hex[:8]
         self.clock = ProgressClock()
         self.level = 0  # levels expanded so far: the index of the next level to expand
@@ -199,6 +220,8 @@ class _SparkExplorer:
         self.records = None  # the current level RDD: visited and frontier records
         self.cached: list = []  # level RDDs cached since the last lineage cut
         self.group = ""
+        #: Where the level's tasks put their summaries (see `level.SummaryList`).
+        self.summaries = self.sc.accumulator([], SummaryList())
 
     def options_key(self) -> tuple:
         """The options a snapshot must share with the run that resumes it."""
@@ -226,13 +249,14 @@ class _SparkExplorer:
         finally:
             for rdd in self.cached:
                 rdd.unpersist()
+            self.summaries.value = []
             self.sc.setLocalProperty("spark.jobGroup.id", None)
         return self._result()
 
     def _start(self) -> None:
         """Level 0 on the driver, exactly as the sequential explorer does it."""
         fp_of = fingerprint_function(self.model, self.symmetric)
-        encode = StateCodec(self.model).encode
+        encode = state_codec(self.model).encode
         seen: set[bytes] = set()
         frontier = []
         for index, state in enumerate(self.inits):
@@ -305,25 +329,28 @@ class _SparkExplorer:
         task = LevelTask(
             self.spec, self.symmetric, tuple(p.name for p in self.always),
             tuple(p.name for p in self.steps), tuple(g.name for g in self.goals),
-            self.check_deadlock, self.opts.table_coverage, self.stop)
+            self.check_deadlock, self.opts.table_coverage, self.stop, self.level + 1)
         self.group = f"kcm-{self.run_id}-level-{self.level + 1}"
         sc.setJobGroup(self.group, f"kcm: BFS level {self.level + 1}", True)
         started = time.monotonic()
-        frontier = self.records.filter(is_frontier)
-        visited = self.records.filter(is_visited)
-        candidates = (frontier.mapPartitionsWithIndex(partial(expand_partition, task))
-                      .reduceByKey(keep_first, P, owner_of))  # the level's only shuffle
-        merged = visited.union(candidates).mapPartitionsWithIndex(
-            partial(merge_partition, task), preservesPartitioning=True)
-        merged.persist(StorageLevel.MEMORY_AND_DISK)  # before any job: filters below read the cache
+        records, report = self.records, self.summaries.add
+        candidates = (records.mapPartitionsWithIndex(partial(expand_partition, task, report))
+                      .partitionBy(P, owner_of))  # the level's only shuffle
+        merged = _co_partitioned_union(records, candidates).mapPartitionsWithIndex(
+            partial(merge_partition, task, report), preservesPartitioning=True)
+        merged.persist(StorageLevel.MEMORY_AND_DISK)
         cut = self.opts.checkpoint_every > 0 and (self.level + 1) % self.opts.checkpoint_every == 0
         if cut:
-            merged.checkpoint()  # written by the collect's job, from the cache
-        summaries = merged.filter(is_summary).values().collect()
+            merged.checkpoint()  # written after the action's job, from the cache
+        self.summaries.value = []
+        # The level's one action, run by the JVM: it fills the cache, and the summaries come back
+        # through the accumulator, so no Python task reads the records again to collect them.
+        merged._jrdd.count()
+        expanded_summaries, summaries = self._level_summaries(task.level)
         seconds = time.monotonic() - started
         shuffle = job_group_figures(sc, self.group)
 
-        stopped = self._fold(task, summaries)
+        stopped = self._fold(task, expanded_summaries, summaries)
         expanded = self.frontier
         new = sum(m.new for m in summaries)
         self.level += 1
@@ -342,8 +369,8 @@ class _SparkExplorer:
             self.cached = [merged]
         figures = LevelFigures(
             level=self.level, expanded=expanded,
-            generated=sum(e.generated for m in summaries for e in m.expanded),
-            candidates=sum(e.candidates for m in summaries for e in m.expanded),
+            generated=sum(e.generated for e in expanded_summaries),
+            candidates=sum(e.candidates for e in expanded_summaries),
             received=sum(m.received for m in summaries), new=new,
             visited=sum(m.visited for m in summaries),
             visited_bytes=sum(m.visited_bytes for m in summaries),
@@ -356,7 +383,21 @@ class _SparkExplorer:
             self._save()
         self._report("level", len(self.frontier_sizes), self.frontier)
 
-    def _fold(self, task: LevelTask, summaries: list) -> bool:
+    def _level_summaries(self, level: int) -> tuple[list, list]:
+        """The level's expand and merge summaries, one per partition, in partition order."""
+        found: dict[tuple, object] = {}
+        for key, summary in self.summaries.value:
+            if key[0] == level:
+                found.setdefault(key, summary)
+        P = self.partitions
+        missing = [(stage, p) for stage in (EXPAND, MERGE) for p in range(P)
+                   if (level, stage, p) not in found]
+        if missing:
+            raise RuntimeError(f"level {level}: no summary from tasks {missing}")
+        return ([found[(level, EXPAND, p)] for p in range(P)],
+                [found[(level, MERGE, p)] for p in range(P)])
+
+    def _fold(self, task: LevelTask, expanded: list, summaries: list) -> bool:
         """Add a level's summaries to the counters and record what it found, in the sequential
         explorer's order; True when the run stops here."""
         level_first: dict[str, tuple] = {}
@@ -369,21 +410,21 @@ class _SparkExplorer:
                 self.new_states[name] = self.new_states.get(name, 0) + count
             for name, key in m.always_events.items():
                 always_events[name] = _min(always_events.get(name), key)
-            for e in m.expanded:
-                self.generated += e.generated
-                for degree, count in e.outdegrees.items():
-                    self.outdegrees[degree] = self.outdegrees.get(degree, 0) + count
-                for name, count in e.evaluations.items():
-                    self.evaluations[name] = self.evaluations.get(name, 0) + count
-                for name, key in e.first_seen.items():
-                    level_first[name] = _min(level_first.get(name), key)
-                self.edges |= e.edges
-                for name, key in e.step_events.items():
-                    step_events[name] = _min(step_events.get(name), key)
-                for name, key in e.goal_events.items():
-                    goal_events[name] = _min(goal_events.get(name), key)
-                if e.deadlock is not None:
-                    deadlock = _min(deadlock, e.deadlock)
+        for e in expanded:
+            self.generated += e.generated
+            for degree, count in e.outdegrees.items():
+                self.outdegrees[degree] = self.outdegrees.get(degree, 0) + count
+            for name, count in e.evaluations.items():
+                self.evaluations[name] = self.evaluations.get(name, 0) + count
+            for name, key in e.first_seen.items():
+                level_first[name] = _min(level_first.get(name), key)
+            self.edges |= e.edges
+            for name, key in e.step_events.items():
+                step_events[name] = _min(step_events.get(name), key)
+            for name, key in e.goal_events.items():
+                goal_events[name] = _min(goal_events.get(name), key)
+            if e.deadlock is not None:
+                deadlock = _min(deadlock, e.deadlock)
         for name, key in level_first.items():
             self.first_seen.setdefault(name, (self.level, key))
 
@@ -445,7 +486,7 @@ class _SparkExplorer:
             levels=list(self.levels), elapsed_s=self.elapsed_before + self.clock.now() - self.clock.start)
         self.sc.setJobGroup(f"{self.group}-snapshot", "kcm: snapshot", True)
         snapshots.save_snapshot(self.sc, self.opts.checkpoint_dir, state,
-                                self.records.filter(is_stored), keep=self.opts.keep_checkpoints)
+                                self.records, keep=self.opts.keep_checkpoints)
 
     def _report(self, phase: str, level: int, queue: int) -> None:
         if self.opts.progress is not None:

@@ -1,12 +1,17 @@
 """What the executors run for one BFS level: `expand_partition` and `merge_partition`.
 
-These are the top-level pure functions Spark ships (with a small `LevelTask`); the driver loop is
-in `bfs.py`. Records are pairs, all partitioned by `owner_of` on their key:
+These are the top-level pure functions Spark ships (with a small `LevelTask` and a `report`
+callable); the driver loop is in `bfs.py`. Records are pairs, all partitioned by `owner_of` on
+their key:
 
     frontier   (fp: bytes, (path, state_bytes))                 a state found at this level
     candidate  (fp: bytes, (path, kind, state_bytes, failed))   a successor, before the visited check
     visited    (p: int >= 0, FingerprintSet)                    partition p's share of the visited set
-    summary    (-1 - p: int, ExpandSummary | MergeSummary)      partition p's counters and events
+
+A level RDD holds partition p's visited record and the frontier records p owns. Summaries (each
+partition's counters and first events) do not travel as records: each task hands its summary to
+`report` (a Spark accumulator's `add` in `bfs.py`) as `((level, EXPAND | MERGE, p), summary)`,
+and the driver reads them after the level's one action, with no pass over the level's records.
 
 Paths. A state's `path` is the tuple of indices that reach it from the initial states: the index
 of the initial state, then for each step the index of the action in `model.successors` (the
@@ -37,28 +42,30 @@ and for each state decodes it and calls `model.successors` once; per edge it che
 invariants and the unmet goals and counts coverage, and for the first candidate of each
 fingerprint in the partition (which, the partition being in path order, has the smallest path
 there) it checks the state invariants and encodes the state. So every property is evaluated in
-the stage that generates the states. `reduceByKey` then keeps the smallest path per fingerprint
-(map-side and after the shuffle); only these candidates move. `merge_partition` runs on each
-owner partition, where the co-partitioned visited record and the reduced candidates meet without
-a shuffle, keeps the candidates not yet visited, and emits the new frontier, the merged
-`FingerprintSet` and the partition's summary.
+the stage that generates the states, and duplicates within a partition never leave it. The
+candidates are shuffled to their owners (`partitionBy`). `merge_partition` runs on each owner
+partition, where the co-partitioned level record (the visited set; the frontier just expanded
+is skipped) and the candidates meet without moving the visited set; it keeps, per fingerprint,
+the candidate with the smallest path (what `reduceByKey(keep_first)` did, without a Python pass
+of its own), drops the visited ones, and emits the new frontier and the merged `FingerprintSet`.
 
-States travel as bytes (`codec.py`: pickle, keeping the identity of the model's constants).
-Pickles need not be canonical: identity comes from `model.fingerprint` (of `model.representative`
-with symmetry), computed where states are made.
+States travel as bytes (`codec.py`: the model's own codec, `Model.encode_state`, when it has one;
+else pickle keeping the identity of the model's constants). Encodings need not be canonical:
+identity comes from `model.fingerprint` (of `model.representative` with symmetry), computed where
+states are made.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
 from kcm.model.properties import Always, AlwaysStep, Sometimes
-from kcm.spark_explore.codec import StateCodec
+from kcm.spark_explore.codec import ModelCodec, StateCodec, state_codec
 from kcm.spark_explore.fpset import FingerprintSet
 from kcm.spark_explore.spec import ModelSpec, load_model
 
@@ -68,46 +75,60 @@ STEP, GOAL, ALWAYS, DEADLOCK_PHASE = 0, 1, 2, 3
 
 
 def owner_of(key: Any) -> int:
-    """The partition function (before `% P`): fingerprints by their high word, partition records
-    (visited `p`, summary `-1 - p`) to `p`. One module-level function object, so every RDD
-    partitioned with it has an equal partitioner and co-partitioned unions stay narrow."""
+    """The partition function (before `% P`): fingerprints by their high word, the visited record
+    of partition `p` to `p`. One module-level function object, so every RDD partitioned with it
+    has an equal partitioner and co-partitioned unions stay narrow."""
     if type(key) is bytes:
         return int.from_bytes(key[:8], "big")
-    return key if key >= 0 else -1 - key
+    return key
 
 
 def is_frontier(record: tuple) -> bool:
-    return type(record[0]) is bytes
+    return type(record[0]) is bytes and len(record[1]) == 2
+
+
+def is_candidate(record: tuple) -> bool:
+    return type(record[0]) is bytes and len(record[1]) == 4
 
 
 def is_visited(record: tuple) -> bool:
-    return type(record[0]) is int and record[0] >= 0
-
-
-def is_summary(record: tuple) -> bool:
-    return type(record[0]) is int and record[0] < 0
-
-
-def is_stored(record: tuple) -> bool:
-    """Frontier and visited records: what a checkpoint keeps."""
-    return not is_summary(record)
+    return type(record[0]) is int
 
 
 def keep_first(a: tuple, b: tuple) -> tuple:
-    """`reduceByKey`'s function: the candidate with the smaller path (paths of one fingerprint
-    differ, so the choice does not depend on the order Spark combines them in)."""
+    """Of two candidates of one fingerprint, the one with the smaller path (paths of one
+    fingerprint differ, so the choice does not depend on the order they arrive in)."""
     return a if a[0] <= b[0] else b
 
 
+#: The second part of a summary's key: which stage reported it.
+EXPAND, MERGE = 0, 1
+
+
+class SummaryList:
+    """The accumulator parameter for summaries (`sc.accumulator([], SummaryList())`): a list of
+    `((level, stage, partition), summary)` entries, added up by concatenation. A task Spark runs
+    twice (a retry, a lost cached partition recomputed later) reports twice; the driver keeps one
+    entry per key of the level at hand (the summaries of a deterministic task are equal)."""
+
+    def zero(self, value: list) -> list:
+        return []
+
+    def addInPlace(self, value1: list, value2: list) -> list:  # noqa: N802 - PySpark's name
+        value1.extend(value2)
+        return value1
+
+
 # One codec per model per process, like the models themselves.
-_CODECS: dict[ModelSpec, StateCodec] = {}
+_CODECS: dict[ModelSpec, ModelCodec | StateCodec] = {}
 
 
-def codec_for(spec: ModelSpec) -> StateCodec:
-    """The state codec of the model `spec` names, built after the model (see `codec.py`)."""
+def codec_for(spec: ModelSpec) -> ModelCodec | StateCodec:
+    """The state codec of the model `spec` names, built after the model (see `codec.py`): the
+    model's own (`Model.encode_state`) when it has one, else the generic pickle codec."""
     codec = _CODECS.get(spec)
     if codec is None:
-        codec = _CODECS[spec] = StateCodec(load_model(spec))
+        codec = _CODECS[spec] = state_codec(load_model(spec))
     return codec
 
 
@@ -125,6 +146,8 @@ class LevelTask:
     table_coverage: bool
     #: Stop at the first violation: a state needs only its first failing invariant.
     stop: bool
+    #: The level being expanded (1 for the expansion of the initial states), to key summaries.
+    level: int = 0
 
 
 @dataclass
@@ -150,7 +173,7 @@ class ExpandSummary:
 
 @dataclass
 class MergeSummary:
-    """One owner partition's visited check, with the expand summaries routed to it."""
+    """One owner partition's visited check."""
 
     partition: int
     received: int = 0
@@ -160,7 +183,6 @@ class MergeSummary:
     visited: int = 0
     visited_bytes: int = 0
     seconds: float = 0.0
-    expanded: list[ExpandSummary] = field(default_factory=list)
 
 
 def _selected(model, names: tuple[str, ...], kind: type) -> tuple:
@@ -183,8 +205,10 @@ def _keep_min(events: dict, name: str, key: tuple) -> None:
         events[name] = key
 
 
-def expand_partition(task: LevelTask, index: int, records: Iterable[tuple]) -> Iterator[tuple]:
-    """Expand one frontier partition; yields candidates, then `(-1 - index, ExpandSummary)`."""
+def expand_partition(task: LevelTask, report: Callable[[list], None], index: int,
+                     records: Iterable[tuple]) -> Iterator[tuple]:
+    """Expand the frontier records of one level partition (its visited record is skipped); yields
+    the candidates, then reports `[((task.level, EXPAND, index), ExpandSummary)]`."""
     started = time.perf_counter()
     model = load_model(task.spec)
     codec = codec_for(task.spec)
@@ -201,7 +225,7 @@ def expand_partition(task: LevelTask, index: int, records: Iterable[tuple]) -> I
     seen: set[bytes] = set()
 
     # Path order: the first candidate of a fingerprint met here has its smallest path here.
-    frontier = sorted((value for _, value in records), key=itemgetter(0))
+    frontier = sorted((value for key, value in records if type(key) is bytes), key=itemgetter(0))
     for path, data in frontier:
         s = decode(data)
         n = 0
@@ -242,56 +266,40 @@ def expand_partition(task: LevelTask, index: int, records: Iterable[tuple]) -> I
         if n == 0 and task.deadlock and out.deadlock is None and not model.is_terminal(s):
             out.deadlock = (path + (DEADLOCK_SLOT,), DEADLOCK_PHASE, 0)
     out.seconds = time.perf_counter() - started
-    yield -1 - index, out
+    report([((task.level, EXPAND, index), out)])
 
 
-def merge_partition(task: LevelTask, index: int, records: Iterable[tuple]) -> Iterator[tuple]:
-    """Check one owner partition's candidates against its visited set; yields the new frontier
-    records, then `(index, merged FingerprintSet)` and `(-1 - index, MergeSummary)`."""
+def merge_partition(task: LevelTask, report: Callable[[list], None], index: int,
+                    records: Iterable[tuple]) -> Iterator[tuple]:
+    """Check one owner partition's candidates against its visited set. `records` are the level
+    partition's (its visited record, and the frontier just expanded, skipped) and the candidates
+    shuffled to it, in any order. Yields the new frontier records, in path order, then
+    `(index, merged FingerprintSet)`; reports `[((task.level, MERGE, index), MergeSummary)]`."""
     started = time.perf_counter()
     out = MergeSummary(index)
     visited: FingerprintSet | None = None
-    pending: list[tuple] = []
-    new_fps: list[bytes] = []
+    best: dict[bytes, tuple] = {}
+    for key, value in records:
+        if type(key) is bytes:
+            if len(value) == 4:  # a candidate (a frontier record is a pair)
+                old = best.get(key)
+                if old is None or value[0] < old[0]:
+                    best[key] = value
+        else:
+            visited = value
+    if visited is None:  # a partition with no visited record is empty (never happens in bfs.py)
+        visited = FingerprintSet()
+    out.received = len(best)
     news, always_events, names = out.new_states, out.always_events, task.always
-
-    def admit(fp: bytes, candidate: tuple) -> tuple | None:
-        out.received += 1
-        if fp in visited:
-            return None
-        path, kind, data, failed = candidate
-        new_fps.append(fp)
+    new = sorted(((c[0], fp, c) for fp, c in best.items() if fp not in visited), key=itemgetter(0))
+    for path, fp, (_, kind, data, failed) in new:
         news[kind] = news.get(kind, 0) + 1
         for i in failed:
             _keep_min(always_events, names[i], (path, ALWAYS, i))
-        return fp, (path, data)
-
-    for key, value in records:
-        if type(key) is bytes:
-            if visited is None:  # the union lists the visited record first; do not rely on it
-                pending.append((key, value))
-                continue
-            record = admit(key, value)
-            if record is not None:
-                yield record
-        elif key >= 0:
-            visited = value
-            for fp, candidate in pending:
-                record = admit(fp, candidate)
-                if record is not None:
-                    yield record
-            pending = []
-        else:
-            out.expanded.append(value)
-    if visited is None:  # a partition with no visited record is empty (never happens in bfs.py)
-        visited = FingerprintSet()
-        for fp, candidate in pending:
-            record = admit(fp, candidate)
-            if record is not None:
-                yield record
-    merged = visited.merged(new_fps)
-    out.new = len(new_fps)
+        yield fp, (path, data)
+    merged = visited.merged(fp for _, fp, _ in new)
+    out.new = len(new)
     out.visited, out.visited_bytes = len(merged), merged.nbytes
     out.seconds = time.perf_counter() - started
     yield index, merged
-    yield -1 - index, out
+    report([((task.level, MERGE, index), out)])

@@ -17,7 +17,7 @@ from rich.console import Console
 
 from kcm import KAFKA_VERSION, config
 from kcm.checker import diagrams, proofs, report
-from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION
+from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, check_writable_dir
 from kcm.exploration import ENGINES, run_exploration, with_variant
 from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE, REPLICA_TABLE_PRE_2_3
 
@@ -53,6 +53,7 @@ def command(preset, config_file, variant, out, diagram_dir, json_file, junit_fil
     console = Console(highlight=False, soft_wrap=True)
     name, cfg = config.load(preset, config_file)
     cfg = with_variant(cfg, variant)
+    check_writable_dir(out)
     console.print(f"kcm check · Kafka {KAFKA_VERSION} controller · preset {name} "
                   f"({cfg.brokers} brokers, {cfg.topics} topic(s) × {cfg.partitions} partition(s), "
                   f"RF {cfg.replication_factor}){' · variant ' + cfg.variant if cfg.variant else ''}")

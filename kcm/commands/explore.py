@@ -9,8 +9,9 @@ from rich.console import Console
 
 from kcm import config
 from kcm.checker import report
-from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION
+from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, check_writable_dir
 from kcm.exploration import ENGINES, run_exploration, run_simulation, with_variant
+from kcm.model.spec import KafkaModel
 
 
 @click.command(name="explore")
@@ -48,8 +49,12 @@ def command(preset, config_file, variant, invariants, symmetry, max_depth, out, 
     console = Console(highlight=False, soft_wrap=True)
     name, cfg = config.load(preset, config_file)
     cfg = with_variant(cfg, variant)
-    console.print(f"kcm explore · preset {name}{' · variant ' + cfg.variant if cfg.variant else ''} · "
-                  f"symmetry {'on' if symmetry else 'off'}")
+    check_writable_dir(out)
+    if symmetry and not KafkaModel(cfg).has_symmetry:
+        sym_text = "no symmetry (topic creation places replicas by broker id)"
+    else:
+        sym_text = f"symmetry {'on' if symmetry else 'off'}"
+    console.print(f"kcm explore · preset {name}{' · variant ' + cfg.variant if cfg.variant else ''} · {sym_text}")
     if simulate:
         return run_simulation(console, name, cfg, runs=runs, depth=depth, seed=seed, master=master,
                               invariants=tuple(invariants), out=out)

@@ -19,7 +19,6 @@ Exit codes: 0 no failure within the bounds; 1 a failure (violation or disagreeme
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -40,7 +39,7 @@ from kcm.checker.stateful import (
     program_preamble,
     write_failure,
 )
-from kcm.errors import EXIT_PASS, EXIT_VIOLATION, UsageError
+from kcm.errors import EXIT_PASS, EXIT_VIOLATION, UsageError, check_writable_dir
 from kcm.exploration import with_variant
 from kcm.impl.model_alignment import ModelAlignment
 from kcm.model.variants import VARIANTS
@@ -75,7 +74,7 @@ def command(preset, config_file, variant, examples, steps, seed, as_kafka, out, 
         preset = _variant_preset(variant)
     name, cfg = config.load(preset, config_file)
     cfg = with_variant(cfg, variant)
-    _check_writable(out)
+    check_writable_dir(out)
     bound_examples, bound_steps = default_bounds(cfg)
     examples = bound_examples if examples is None else examples
     steps = bound_steps if steps is None else steps
@@ -114,17 +113,6 @@ def command(preset, config_file, variant, examples, steps, seed, as_kafka, out, 
     if shortest:  # last: on a large config it takes as long as exploring it to that depth
         console.print(_beside_the_explorer(cfg, failure))
     return EXIT_VIOLATION
-
-
-def _check_writable(out: Path) -> None:
-    """A bad `--out` is a usage error before the run, not a traceback after it."""
-    probe = out.absolute()
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    if not probe.is_dir():
-        raise UsageError(f"--out {out}: {probe} is not a directory")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise UsageError(f"--out {out}: {probe} is not writable")
 
 
 def _beside_the_explorer(cfg, failure) -> str:

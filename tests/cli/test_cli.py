@@ -61,6 +61,8 @@ def _one_error_line(capsys) -> str:
     (["check", "--config", "/does/not/exist.toml"], "config file '/does/not/exist.toml' does not exist"),
     (["nosuchcommand"], "No such command 'nosuchcommand'"),
     (["diagram", "tables", "--format", "jpg"], "'jpg' is not one of"),
+    (["explore", "--preset", "tiny", "--out", "/etc/passwd/x"], "--out /etc/passwd/x: /etc/passwd is not a directory"),
+    (["check", "--preset", "tiny", "--out", "/etc/passwd/x"], "--out /etc/passwd/x: /etc/passwd is not a directory"),
 ])
 def test_bad_usage_is_one_line_and_exit_2(args, needle, capsys) -> None:
     assert main(args) == 2
@@ -74,6 +76,7 @@ def test_bad_usage_is_one_line_and_exit_2(args, needle, capsys) -> None:
     ("brokerz = 2", "unknown field `brokerz`"),
     ("brokers = true", "field `brokers` = True must be a whole number"),
     ("data = true", "field `max_offset` = 0 with `data` = true"),
+    ('overlapping = [["broker_crash", "meteor"]]', "field `overlapping` names unknown kind 'meteor'"),
 ])
 def test_bad_config_file_is_one_line_and_exit_2(tmp_path, text, needle, capsys) -> None:
     path = tmp_path / "bad.toml"

@@ -3,6 +3,8 @@ and the invalid transitions Kafka 2.6 itself requests (docs/model.md, "Findings"
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from kcm import config
@@ -27,20 +29,30 @@ def test_default_state_space_is_pinned(result) -> None:
     assert (result.stats.distinct, result.stats.depth) == DEFAULT_COUNTS
 
 
-def test_every_edge_but_those_needing_two_perturbations_is_taken(result) -> None:
-    """One fault or admin operation per run keeps the gate fast; the five edges below need a fault
-    during an admin operation (a crash during a deletion or reassignment, a restart after a failed
-    deletion, a second failure of an offline partition). The `large` preset allows two."""
+def test_every_edge_of_both_tables_is_taken(result) -> None:
+    """Five edges need a fault during an admin operation (a crash during a deletion or a
+    reassignment, a restart after a failed deletion, a second failure of an offline partition);
+    the preset's two overlapping runs (a crash, then a deletion or a reassignment before the
+    cluster has settled) take them."""
     universe = [(t.name, f.name, to.name) for t in (REPLICA_TABLE, PARTITION_TABLE) for f, to in t.edges()]
     assert len(universe) == 22
-    assert set(result.coverage.untaken) == NEED_TWO_PERTURBATIONS, f"edges never taken: {result.coverage.untaken}"
+    assert result.coverage.untaken == (), f"edges never taken: {result.coverage.untaken}"
+    assert set(result.coverage.edges_taken) >= set(universe)
+
+
+def test_the_overlapping_runs_take_what_one_perturbation_cannot(result) -> None:
+    one = explore(KafkaModel(dataclasses.replace(config.load_preset("default"), overlapping=())))
+    assert one.verdict == "pass"
+    assert (one.stats.distinct, one.stats.depth) == ONE_PERTURBATION_COUNTS
+    assert set(one.coverage.untaken) == NEED_TWO_PERTURBATIONS
 
 
 def test_the_invalid_transitions_kafka_requests_are_the_known_ones(result) -> None:
     assert set(result.coverage.outside_universe) == KNOWN_INVALID_REQUESTS
 
 
-DEFAULT_COUNTS = (209_531, 39)
+DEFAULT_COUNTS = (704_685, 53)
+ONE_PERTURBATION_COUNTS = (209_531, 39)
 NEED_TWO_PERTURBATIONS = {
     ("replica", "ReplicaDeletionIneligible", "OnlineReplica"),
     ("replica", "NewReplica", "OfflineReplica"),
@@ -48,4 +60,9 @@ NEED_TWO_PERTURBATIONS = {
     ("replica", "ReplicaDeletionStarted", "ReplicaDeletionIneligible"),
     ("partition", "OfflinePartition", "OfflinePartition"),
 }
-KNOWN_INVALID_REQUESTS: set = set()  # none at one perturbation per run (docs/model.md, "Findings", needs two)
+# Requested by Kafka 2.6's own code when a reassignment starts while a crash is not handled yet,
+# refused by its table, logged and skipped (docs/model.md, "Findings").
+KNOWN_INVALID_REQUESTS = {
+    ("illegal replica", "NewReplica", "NewReplica"),
+    ("illegal replica", "OnlineReplica", "NewReplica"),
+}

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import random
-from collections import deque
 
 import pytest
 
 from kcm import config
 from kcm.checker.bfs import explore
 from kcm.model import actions as A
-from kcm.model.cluster import NO_ZNODE, Cluster
+from kcm.model.cluster import NO_ZNODE
 from kcm.model.config import ModelConfig
 from kcm.model.spec import KafkaModel, enabled_actions, init_states, step
 from kcm.model.symmetry import permute, representative
+from tests.model.walks import reachable, rename_action
 
 TINY = config.load_preset("tiny")
 
@@ -41,54 +41,25 @@ def test_symmetry_never_enlarges_and_keeps_the_verdict(tiny_results) -> None:
     assert on.verdict == off.verdict
 
 
-def _reachable(cfg: ModelConfig, limit: int) -> list[Cluster]:
-    seen = set()
-    queue = deque(init_states(cfg))
-    out = []
-    while queue and len(out) < limit:
-        s = queue.popleft()
-        if s in seen:
-            continue
-        seen.add(s)
-        out.append(s)
-        for a in enabled_actions(cfg, s):
-            t = step(cfg, s, a)
-            if t is not None and t not in seen:
-                queue.append(t)
-    return out
-
-
-def _permute_action(a, pi):
-    fields = {}
-    for name in a.__dataclass_fields__:
-        value = getattr(a, name)
-        if name in ("broker", "src", "dst", "follower"):
-            value = pi[value]
-        elif name == "target":
-            value = tuple(pi[b] for b in value)
-        fields[name] = value
-    return type(a)(**fields)
-
-
 @pytest.mark.parametrize("preset", ["tiny", "v7", "v4"])
 def test_the_transition_relation_is_equivariant_under_broker_renaming(preset) -> None:
     """step(pi(s), pi(a)) == pi(step(s, a)) on sampled reachable states: what makes symmetry sound."""
     cfg = config.load_preset(preset)
     rng = random.Random(7)
-    states = _reachable(cfg, 3000)
+    states = reachable(cfg, 3000)
     for s in rng.sample(states, 300):
         pi = tuple(rng.sample(range(cfg.brokers), cfg.brokers))
         ps = permute(s, pi)
-        assert {_permute_action(a, pi) for a in enabled_actions(cfg, s)} == set(enabled_actions(cfg, ps))
+        assert {rename_action(a, pi) for a in enabled_actions(cfg, s)} == set(enabled_actions(cfg, ps))
         for a in enabled_actions(cfg, s):
             t = step(cfg, s, a)
-            assert step(cfg, ps, _permute_action(a, pi)) == (None if t is None else permute(t, pi))
+            assert step(cfg, ps, rename_action(a, pi)) == (None if t is None else permute(t, pi))
 
 
 def test_representative_is_canonical_over_the_orbit() -> None:
     cfg = config.load_preset("v4")
     rng = random.Random(3)
-    for s in rng.sample(_reachable(cfg, 2000), 100):
+    for s in rng.sample(reachable(cfg, 2000), 100):
         rep = representative(s)
         for _ in range(3):
             pi = tuple(rng.sample(range(cfg.brokers), cfg.brokers))
@@ -113,3 +84,71 @@ def test_the_first_controller_creates_the_partition_states() -> None:
     z = s1.zk.partitions[0]
     assert (z.leader, z.leader_epoch, z.isr, z.controller_epoch, z.version) == (0, 0, (0, 1), 1, 0)
     assert s1.brokers[1].active and s1.brokers[1].ctx.epoch == 1
+
+
+#: `kcm fuzz --preset large --examples 200 --seed 1`, shrunk: broker 0 leads partition 0, which is
+#: reassigned away from it; broker 0's session expires and it re-registers (new broker epoch) just
+#: before the controller completes the reassignment, so the StopReplicas for the removed replica
+#: carry the old broker epoch and are fenced (and then dropped with the channel at the bounce), and
+#: nothing else is ever sent to it about partition 0. Kafka 2.6 does the same (docs/model.md,
+#: Findings 3): the removed replica believes it leads for good.
+LARGE = dict(brokers=3, topics=2, initial_topics=1, partitions=1, replication_factor=2, max_broker_crashes=1,
+             max_session_expiries=1, max_leader_isr_shrinks=1, max_controlled_shutdowns=1, max_preferred_elections=1,
+             max_reassignments=1, max_topic_deletions=1, reassign_targets="replace-one", max_topic_creations=1,
+             max_faults=1, max_admin_ops=1, max_perturbations=2)
+REMOVED_REPLICA_BELIEVES_IT_LEADS = [
+    A.AdminReassign(partition=0, target=(2, 1)),
+    A.ControllerProcessEvent(broker=1),
+    A.ZkSessionExpire(broker=0),
+    A.BrokerNoticeExpiry(broker=0),
+    A.ControllerProcessEvent(broker=0),
+    A.ControllerProcessEvent(broker=1),
+    A.NetworkDeliver(src=1, dst=2),
+    A.NetworkDeliver(src=1, dst=0),
+    A.NetworkDeliver(src=1, dst=1),
+    A.NetworkDeliver(src=1, dst=2),
+    A.ControllerProcessEvent(broker=2),
+    A.NetworkDeliver(src=1, dst=0),
+    A.NetworkDeliver(src=1, dst=0),
+    A.NetworkDeliver(src=1, dst=0),
+    A.NetworkDeliver(src=1, dst=1),
+    A.NetworkDeliver(src=1, dst=1),
+    A.LeaderExpandIsr(broker=0, partition=0, follower=2),
+    A.ControllerProcessEvent(broker=0),
+    A.ControllerProcessEvent(broker=1),
+    A.ControllerProcessEvent(broker=1),
+    A.ControllerProcessEvent(broker=1),
+    A.ControllerProcessEvent(broker=1),
+    A.ControllerProcessEvent(broker=1),
+    A.ControllerProcessEvent(broker=1),
+    A.ControllerProcessEvent(broker=1),
+    A.NetworkDeliver(src=1, dst=0),
+    A.NetworkDeliver(src=1, dst=1),
+    A.NetworkDeliver(src=1, dst=1),
+    A.NetworkDeliver(src=1, dst=1),
+    A.NetworkDeliver(src=1, dst=1),
+    A.NetworkDeliver(src=1, dst=1),
+    A.NetworkDeliver(src=1, dst=1),
+    A.NetworkDeliver(src=1, dst=2),
+    A.NetworkDeliver(src=1, dst=2),
+    A.NetworkDeliver(src=1, dst=2),
+    A.NetworkDeliver(src=1, dst=2),
+    A.NetworkDeliver(src=1, dst=2),
+    A.NetworkDeliver(src=1, dst=2),
+    A.NetworkDeliver(src=1, dst=2)]
+
+
+def test_a_removed_replica_may_keep_believing_it_leads() -> None:
+    from kcm.model.invariants import at_most_one_believed_leader, quiescent
+
+    cfg = ModelConfig.from_mapping(LARGE)
+    s = init_states(cfg)[0]
+    for a in REMOVED_REPLICA_BELIEVES_IT_LEADS:
+        assert a in enabled_actions(cfg, s), a
+        s = step(cfg, s, a)
+    assert quiescent(s)
+    assert s.zk.assignment[0] == (2, 1) and s.zk.partitions[0].leader == 2
+    stale = s.brokers[0].replicas[0]
+    assert (stale.leader, stale.stopped) == (0, False) and stale.leader_epoch < s.zk.partitions[0].leader_epoch
+    # the restated invariant constrains the assigned replicas only, and they agree with ZooKeeper
+    assert at_most_one_believed_leader(s)

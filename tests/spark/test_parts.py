@@ -12,7 +12,9 @@ from kcm.config import load_preset
 from kcm.model.cluster import NO_ZNODE, PartitionZnode
 from kcm.spark_explore.codec import StateCodec
 from kcm.spark_explore.fpset import FingerprintSet
-from kcm.spark_explore.level import is_frontier, is_summary, is_visited, keep_first, owner_of
+from kcm.spark_explore.level import (
+    MERGE, LevelTask, is_candidate, is_frontier, is_visited, keep_first, merge_partition, owner_of,
+)
 from kcm.spark_explore.spec import ModelSpec
 
 
@@ -44,9 +46,34 @@ def test_fingerprint_set_with_equal_high_words():
 
 def test_records_go_to_their_owner():
     fp = (5).to_bytes(8, "big") + bytes(8)
-    assert owner_of(fp) == 5 and owner_of(3) == 3 and owner_of(-1 - 3) == 3
-    assert is_frontier((fp, None)) and is_visited((3, None)) and is_summary((-4, None))
+    assert owner_of(fp) == 5 and owner_of(3) == 3
+    frontier, candidate = (fp, ((0, 1), b"s")), (fp, ((0, 1), "Kind", b"s", ()))
+    assert is_frontier(frontier) and not is_candidate(frontier)
+    assert is_candidate(candidate) and not is_frontier(candidate)
+    assert is_visited((3, FingerprintSet())) and not is_visited(frontier)
     assert keep_first(((0, 2), "a"), ((0, 1), "b")) == ((0, 1), "b")
+
+
+def test_merge_keeps_the_smallest_path_of_each_new_fingerprint():
+    old, a, b = fingerprints(3, 7)
+    task = LevelTask(ModelSpec.of("tests.checker.toys:grid", 3), False, ("inv",), (), (), True, True, True, 4)
+    reported: list = []
+    records = [
+        (a, ((0, 2, 1), "Up", b"a-late", (0,))),   # a candidate from one expand partition...
+        (b, ((0, 1, 5), "Down", b"b", ())),
+        (old, ((0, 0, 0), "Up", b"old", ())),     # already visited
+        (0, FingerprintSet.of([old])),            # the visited record, not necessarily first
+        (old, ((0, 0), b"frontier")),              # the frontier just expanded: skipped
+        (a, ((0, 1, 9), "Down", b"a-early", ())),  # ...and a smaller path from another
+    ]
+    out = list(merge_partition(task, reported.extend, 0, iter(records)))
+    assert out[:2] == [(b, ((0, 1, 5), b"b")), (a, ((0, 1, 9), b"a-early"))]  # in path order
+    key, merged = out[2]
+    assert key == 0 and sorted(merged) == sorted([old, a, b])
+    [((level, stage, partition), summary)] = reported
+    assert (level, stage, partition) == (4, MERGE, 0)
+    assert (summary.received, summary.new, summary.visited) == (3, 2, 3)
+    assert summary.new_states == {"Down": 2} and summary.always_events == {}
 
 
 def test_codec_keeps_the_identity_of_model_constants_only():

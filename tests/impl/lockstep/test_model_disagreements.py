@@ -5,8 +5,9 @@ sequence found, and the sequences of the disagreements the model has since resol
   Kafka 2.6 does and differs from the model at the sequence's last action, in exactly the listed
   fields; with every switch on it matches. When the model adopts Kafka's behaviour, this test fails
   (the implementation with every switch on now differs), and the switch can go.
-* `FENCED_HANG`: what one remaining disagreement costs, a liveness violation of the model that
-  Kafka does not have.
+* `FENCED_HANG`: what the former `fenced_stop_replica_fails_deletions` disagreement cost, a
+  liveness violation the model had and Kafka does not: kept to show that the deletion now
+  completes in both.
 * `FORMER`: sequences on which the model used to differ from Kafka 2.6 (a switch since deleted, or
   a model bug fixed), on which the two now agree after every action. They fail if the model
   regresses.
@@ -116,12 +117,6 @@ SWITCHES = [
         AdminReassign(partition=0, target=(1, 0)), ZkSessionExpire(broker=0), ZkSessionExpire(broker=1),
         ControllerProcessEvent(broker=2)],
      ['zk.watches']),
-    # A StopReplica(delete) fenced by the restarted broker's new epoch gets no deletion event in Kafka.
-    ('fenced_stop_replica_fails_deletions', 'three', [
-        AdminDeleteTopic(topic=0), ControllerProcessEvent(broker=0), BrokerCrash(broker=1), ZkSessionExpire(broker=1),
-        BrokerStart(broker=1), NetworkDeliver(src=0, dst=1), NetworkDeliver(src=0, dst=1),
-        NetworkDeliver(src=0, dst=1)],
-     ['broker0.queue']),
     # Kafka's auto rebalance elects per preferred broker: two LeaderAndIsr where the model sends one.
     ('auto_rebalance_elects_all_at_once', 'big', [
         AdminReassign(partition=3, target=(1, 0)), ControllerProcessEvent(broker=0), SchedulerAutoRebalance(broker=0),
@@ -252,6 +247,12 @@ FORMER = [
         partition=0, follower=1), LeaderShrinkIsr(broker=0, partition=0, follower=1), NetworkDeliver(src=2,
         dst=0), LeaderExpandIsr(broker=0, partition=3, follower=1), ControllerProcessEvent(broker=2),
         ControllerProcessEvent(broker=0), ControllerProcessEvent(broker=0), ControllerProcessEvent(broker=0)]),
+    # The model answered a StopReplica(delete) fenced by the restarted broker's new epoch as failed
+    # deletions (Kafka's fenced answer has no per-partition errors: no deletion event).
+    ('fenced_stop_replica_fails_deletions', 'three', [
+        AdminDeleteTopic(topic=0), ControllerProcessEvent(broker=0), BrokerCrash(broker=1), ZkSessionExpire(broker=1),
+        BrokerStart(broker=1), NetworkDeliver(src=0, dst=1), NetworkDeliver(src=0, dst=1),
+        NetworkDeliver(src=0, dst=1)]),
     # A deposed controller's TopicChange after its successor deleted topic 0 kept the topic in its
     # context (Kafka forgets it: removeTopic).
     ('topic_change_keeps_deleted_topics', 'everything', [
@@ -273,21 +274,23 @@ FORMER = [
         ControllerProcessEvent(broker=0)]),
 ]
 
-#: What a remaining disagreement costs, found by `kcm fuzz` and shortened by the explorer: the model
-#: answers a StopReplica(delete) fenced by the restarted broker's new epoch as a failed deletion.
-#: By then the BrokerChange has brought that replica back Online, so the failure marks the topic
-#: ineligible without any replica to retry, and nothing makes it eligible again: the model's
-#: deletion hangs (TopicDeletionEventuallyCompletes fails in a quiescent state) where Kafka's,
-#: which puts no event for a fenced request, retries and completes.
+#: What the former `fenced_stop_replica_fails_deletions` disagreement cost, found by `kcm fuzz` and
+#: shortened by the explorer: the model answered a StopReplica(delete) fenced by the restarted
+#: broker's new epoch as a failed deletion. By then the BrokerChange had brought that replica back
+#: Online, so the failure marked the topic ineligible without any replica to retry, and nothing made
+#: it eligible again: the model's deletion hung (TopicDeletionEventuallyCompletes failed in a
+#: quiescent state) where Kafka's, which puts no event for a fenced request, retries and completes.
+#: Now the model, too, puts no event, and the deletion completes in both.
 FENCED_HANG = dict(brokers=2, topics=1, partitions=1, replication_factor=2, max_broker_crashes=1,
                    max_session_expiries=0, max_topic_deletions=1)
+#: Up to the three deliveries, at broker 0's new incarnation, of the requests the controller sent it
+#: before the restart (stamped with the old broker epoch, so fenced); the sequence that showed the
+#: hang went on to process the failure event those deliveries no longer raise.
 FENCED_HANG_ACTIONS = [
     BrokerCrash(broker=0), AdminDeleteTopic(topic=0), ControllerProcessEvent(broker=1), ZkSessionExpire(broker=0),
     BrokerStart(broker=0), ControllerProcessEvent(broker=0), ControllerProcessEvent(broker=1),
     ControllerProcessEvent(broker=1), NetworkDeliver(src=1, dst=0), NetworkDeliver(src=1, dst=0),
-    NetworkDeliver(src=1, dst=0), ControllerProcessEvent(broker=1), ControllerProcessEvent(broker=1),
-    NetworkDeliver(src=1, dst=0), NetworkDeliver(src=1, dst=1), NetworkDeliver(src=1, dst=1),
-    NetworkDeliver(src=1, dst=1), ControllerProcessEvent(broker=1), NetworkDeliver(src=1, dst=1)]
+    NetworkDeliver(src=1, dst=0)]
 
 
 def first_difference(cfg: ModelConfig, actions: list, alignment: ModelAlignment):
@@ -326,23 +329,70 @@ def test_a_former_disagreement_stays_resolved(former, config, actions):
     assert first_difference(cfg, actions, ModelAlignment.model()) is None
 
 
-def test_the_fenced_stop_replica_answer_hangs_a_deletion_that_kafka_completes():
+def test_a_fenced_stop_replica_no_longer_hangs_the_deletion():
     cfg = ModelConfig.from_mapping(FENCED_HANG)
+    assert first_difference(cfg, FENCED_HANG_ACTIONS, ModelAlignment.model()) is None
+    assert first_difference(cfg, FENCED_HANG_ACTIONS, ModelAlignment()) is None   # Kafka 2.6 agrees too
     state = init_states(cfg)[0]
     for action in FENCED_HANG_ACTIONS:
         state = step(cfg, state, action)
-    assert quiescent(state) and not topic_deletion_eventually_completes(state)
-    assert first_difference(cfg, FENCED_HANG_ACTIONS, ModelAlignment.model()) is None  # the implementation agrees
-    kafka = ModelAlignment.model().only("fenced_stop_replica_fails_deletions", False)
-    index, fields = first_difference(cfg, FENCED_HANG_ACTIONS, kafka)
-    assert (FENCED_HANG_ACTIONS[index], fields) == (NetworkDeliver(src=1, dst=0), ["broker1.queue"])
-    impl = StepCluster.initial(cfg, alignment=kafka)
+    # the fenced deliveries raised no deletion event: only the BrokerChange is queued
+    assert [e.kind.name for e in state.brokers[1].queue] == ["BrokerChange"]
+    # every way on from here ends with the deletion complete (it used to hang)
+    explored, frontier = {state}, [state]
+    while frontier:
+        nxt = []
+        for s in frontier:
+            assert not quiescent(s) or topic_deletion_eventually_completes(s), "a quiescent state with the deletion hung"
+            for action in enabled_actions(cfg, s):
+                t = step(cfg, s, action)
+                if t is not None and t not in explored:
+                    explored.add(t)
+                    nxt.append(t)
+        frontier = nxt
+    assert any(quiescent(s) and s.zk.assignment == ((),) and s.zk.delete_topics == 0 for s in explored)
+    # and so does the implementation, Kafka 2.6's behaviour, after every healing choice in a fixed order
+    impl = StepCluster.initial(cfg)
     try:
-        for action in FENCED_HANG_ACTIONS[:index + 1]:
+        for action in FENCED_HANG_ACTIONS:
             impl.apply(action)
-        impl.scheduler.run_until_quiet()   # every healing choice, in a fixed order, until none is left
+        impl.scheduler.run_until_quiet()
         settled = abstract(impl)
     finally:
         impl.close()
     assert quiescent(settled) and topic_deletion_eventually_completes(settled)
     assert settled.zk.assignment == ((),) and settled.zk.delete_topics == 0
+
+
+def test_kafka_too_leaves_a_removed_replica_believing_it_leads():
+    """docs/model.md, Findings 3, on the implementation with every switch off (Kafka 2.6): broker 0
+    is reassigned away from partition 0, which it leads, while it re-registers after a session
+    expiry; the StopReplicas for it carry its old broker epoch. After every healing choice broker
+    0 still believes it leads, at an old leader epoch, outside the assignment."""
+    cfg = ModelConfig.from_mapping(dict(
+        brokers=3, topics=2, initial_topics=1, partitions=1, replication_factor=2, max_broker_crashes=1,
+        max_session_expiries=1, max_leader_isr_shrinks=1, max_controlled_shutdowns=1, max_preferred_elections=1,
+        max_reassignments=1, max_topic_deletions=1, reassign_targets="replace-one", max_topic_creations=1,
+        max_faults=1, max_admin_ops=1, max_perturbations=2))
+    actions = [
+        AdminReassign(partition=0, target=(2, 1)), ControllerProcessEvent(broker=1), ZkSessionExpire(broker=0),
+        BrokerNoticeExpiry(broker=0), ControllerProcessEvent(broker=0), ControllerProcessEvent(broker=1),
+        NetworkDeliver(src=1, dst=2), NetworkDeliver(src=1, dst=0), NetworkDeliver(src=1, dst=1),
+        NetworkDeliver(src=1, dst=2), ControllerProcessEvent(broker=2), NetworkDeliver(src=1, dst=0),
+        NetworkDeliver(src=1, dst=0), NetworkDeliver(src=1, dst=0), NetworkDeliver(src=1, dst=1),
+        NetworkDeliver(src=1, dst=1), LeaderExpandIsr(broker=0, partition=0, follower=2),
+        ControllerProcessEvent(broker=0)]   # broker 0 re-registers (new broker epoch)
+    assert first_difference(cfg, actions, ModelAlignment()) is None
+    impl = StepCluster.initial(cfg)
+    try:
+        for action in actions:
+            impl.apply(action)
+        impl.scheduler.run_until_quiet()
+        settled = abstract(impl)
+    finally:
+        impl.close()
+    assert quiescent(settled)
+    assert settled.zk.assignment[0] == (2, 1) and settled.zk.partitions[0].leader == 2
+    stale = settled.brokers[0].replicas[0]
+    assert (stale.leader, stale.stopped) == (0, False)
+    assert stale.leader_epoch < settled.zk.partitions[0].leader_epoch

@@ -1,0 +1,286 @@
+"""A `Cluster` as bytes and back, exactly: the Kafka model's state codec (`KafkaModel.encode_state`).
+
+Distributed checkers ship states between processes (the Spark explorer twice per state per level),
+so the encoding is on the hot path. A generic pickle rebuilds every NamedTuple through Python
+code, and must also be taught to keep the identity of the model's sentinels (`NO_ZNODE`,
+`NO_REPLICA`), so here each record is written by hand as nested plain tuples of ints, bools and
+None, and dumped with `marshal` (C, no memo, no class lookups):
+
+- a record (`Zk`, `Broker`, `Context`, `PartitionZnode`, `Replica`, `Event`, `Request`, ...) is
+  the tuple of its fields in declaration order; IntEnum fields are written as their int value and
+  rebuilt as the enum member (`Shutdown(1)` is `Shutdown.AWAITING`, the one member object);
+- the sentinels are written as `None` and decoded to the sentinel object itself, so
+  `z is NO_ZNODE` is true after decoding exactly when it was true before; a record equal to a
+  sentinel that was not the sentinel stays an equal copy;
+- bools stay bools (marshal keeps the type), bitmasks and ids stay ints;
+- a request's partitions are told apart by their arity (7 fields: `LeaderAndIsrPartition`, 3:
+  `StopReplicaPartition`), so the encoding does not depend on which kinds carry which.
+
+The ZooKeeper record, each broker and each non-empty network queue are marshalled apart, and the
+state is the marshal of those bytes with the plain fields after `net` (`spent`, `ghost`, ...). A
+successor shares every record its step did not replace with its parent, so encoding remembers,
+by identity, the bytes of the records it encoded or decoded lately, and decoding remembers, by
+bytes, the record it built from them: most records of a state cost one dictionary lookup either
+way. Both caches are bounded (cleared when full). Records are immutable, so sharing them across
+states is invisible to the model, except that the model's own fingerprint cache (keyed by
+record) then hits by identity.
+
+`decode(encode(s)) == s` with the same types everywhere and the same sentinel identities
+(tests/spark/test_codec.py checks every state of the `tiny` preset). Encodings are not canonical
+(identity comes from `KafkaModel.fingerprint`). A change to a record's fields must be made here
+too: the module refuses to import until it is.
+
+Pure and stdlib-only, like the rest of `kcm.model`.
+"""
+
+from __future__ import annotations
+
+import marshal
+
+from kcm.model.cluster import (
+    NO_REPLICA,
+    NO_ZNODE,
+    Broker,
+    Cluster,
+    Context,
+    Event,
+    EventKind,
+    LeaderAndIsrPartition,
+    PartitionZnode,
+    Replica,
+    Request,
+    RequestKind,
+    Shutdown,
+    StopReplicaPartition,
+    Zk,
+)
+from kcm.model.states import PartitionState, ReplicaState
+
+#: marshal format 4 (the default; 2 would drop interning references, no gain for ints and tuples).
+_VERSION = 4
+
+_new = tuple.__new__
+
+#: The fields this codec writes, per record, in order. The records after `Cluster.net` (`spent`,
+#: `ghost`, ...) are plain ints and tuples of ints and are written as they are, whatever they are;
+#: any other change to a record must be made here too, and is refused at import until it is.
+_KNOWN_FIELDS = {
+    Cluster: ("zk", "brokers", "net"),
+    Zk: ("session", "controller", "controller_epoch", "broker_epochs", "next_zxid", "assignment", "adding",
+         "removing", "partitions", "reassign", "preferred", "delete_topics", "isr_changes", "watches"),
+    Broker: ("up", "connected", "epoch", "active", "ctx", "queue", "controller_epoch", "metadata_epoch",
+             "metadata_controller", "replicas", "shutdown", "shutdown_tries"),
+    Context: ("epoch", "live", "broker_epochs", "shutting_down", "assignment", "adding", "removing", "reassigning",
+              "leadership", "partition_states", "replica_states", "topics_to_delete", "topics_ineligible",
+              "topics_deletion_started", "channel"),
+    Event: ("kind", "a", "b"),
+    Request: ("kind", "controller_id", "controller_epoch", "broker_epoch", "partitions"),
+    PartitionZnode: ("leader", "leader_epoch", "isr", "controller_epoch", "version"),
+    Replica: ("leader", "leader_epoch", "isr", "zk_version", "replicas", "stopped"),
+    LeaderAndIsrPartition: ("partition", "leader", "leader_epoch", "isr", "zk_version", "replicas", "is_new"),
+    StopReplicaPartition: ("partition", "leader_epoch", "delete"),
+}
+for _record, _fields in _KNOWN_FIELDS.items():
+    _actual = _record._fields[:len(_fields)] if _record is Cluster else _record._fields
+    if _actual != _fields:
+        raise ImportError(f"kcm.model.codec does not know the fields of {_record.__name__} "
+                          f"{_record._fields}; update it (it knows {_fields})")
+
+# Enum members by value, as tuples: `_SHUTDOWN[1]` is `Shutdown.AWAITING` (faster than `Shutdown(1)`).
+
+
+def _members(enum) -> tuple:
+    top = max(m.value for m in enum)
+    table = [None] * (top + 1)
+    for m in enum:
+        table[m.value] = m
+    return tuple(table)
+
+
+_SHUTDOWN = _members(Shutdown)
+_EVENT_KIND = _members(EventKind)
+_REQUEST_KIND = _members(RequestKind)
+_PARTITION_STATE = _members(PartitionState)
+_REPLICA_STATE = _members(ReplicaState)
+
+
+# ---- encoding: records to plain tuples ------------------------------------------------------------
+
+
+def _znode(z: PartitionZnode):
+    return None if z is NO_ZNODE else tuple(z)  # every field is an int or a tuple of ints
+
+
+def _replica(r: Replica):
+    return None if r is NO_REPLICA else tuple(r)
+
+
+def _part(p) -> tuple:
+    return tuple(p)  # LeaderAndIsrPartition / StopReplicaPartition: ints, bools, tuples of ints
+
+
+def _request(r: Request) -> tuple:
+    return (int(r.kind), r.controller_id, r.controller_epoch, r.broker_epoch, tuple(map(_part, r.partitions)))
+
+
+def _context(c: Context) -> tuple:
+    return (c.epoch, c.live, c.broker_epochs, c.shutting_down, c.assignment, c.adding, c.removing,
+            c.reassigning, tuple(map(_znode, c.leadership)), tuple(map(int, c.partition_states)),
+            tuple(tuple(map(int, r)) for r in c.replica_states),
+            c.topics_to_delete, c.topics_ineligible, c.topics_deletion_started, c.channel)
+
+
+def _event(e: Event) -> tuple:
+    return (int(e.kind), e.a, e.b)
+
+
+def _broker(b: Broker) -> tuple:
+    return (b.up, b.connected, b.epoch, b.active, _context(b.ctx), tuple(map(_event, b.queue)),
+            b.controller_epoch, b.metadata_epoch, b.metadata_controller, tuple(map(_replica, b.replicas)),
+            int(b.shutdown), b.shutdown_tries)
+
+
+def _zk(z: Zk) -> tuple:
+    return (z.session, z.controller, z.controller_epoch, z.broker_epochs, z.next_zxid, z.assignment,
+            z.adding, z.removing, tuple(map(_znode, z.partitions)), z.reassign, z.preferred,
+            z.delete_topics, z.isr_changes, z.watches)
+
+
+def _queue(q: tuple) -> tuple:
+    return tuple(map(_request, q))
+
+
+def _net(net: tuple) -> tuple:
+    return tuple(map(_queue, net))
+
+
+def to_plain(s: Cluster) -> tuple:
+    """The state as nested tuples of ints, bools and None (marshal's input)."""
+    return (_zk(s.zk), tuple(map(_broker, s.brokers)), _net(s.net), s[3:])
+
+
+class _Parts(dict):
+    """id(record) -> (record, its bytes): what encoding a record gave last time. Holding the
+    record keeps its id from being reused; the cache is cleared when it grows past `limit`."""
+
+    __slots__ = ("limit",)
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+
+_ENCODED = _Parts(1 << 16)
+
+
+def _remember(record, data: bytes) -> None:
+    if len(_ENCODED) >= _ENCODED.limit:
+        _ENCODED.clear()
+    _ENCODED[id(record)] = (record, data)
+
+
+def _part_bytes(record, plain) -> bytes:
+    entry = _ENCODED.get(id(record))
+    if entry is not None and entry[0] is record:
+        return entry[1]
+    data = marshal.dumps(plain(record), _VERSION)
+    _remember(record, data)
+    return data
+
+
+def encode(s: Cluster) -> bytes:
+    """The state as bytes (`decode` gives it back): the ZooKeeper record, each broker and the
+    network marshalled apart (and remembered by identity, since a successor shares all but the
+    records its step replaced), then the whole."""
+    return marshal.dumps((_part_bytes(s.zk, _zk), tuple([_part_bytes(b, _broker) for b in s.brokers]),
+                          tuple([_part_bytes(q, _queue) if q else () for q in s.net]), s[3:]), _VERSION)
+
+
+# ---- decoding: plain tuples to records -----------------------------------------------------------
+
+
+def _znode_of(t) -> PartitionZnode:
+    return NO_ZNODE if t is None else _new(PartitionZnode, t)
+
+
+def _replica_of(t) -> Replica:
+    return NO_REPLICA if t is None else _new(Replica, t)
+
+
+def _part_of(t):
+    return _new(LeaderAndIsrPartition if len(t) == 7 else StopReplicaPartition, t)
+
+
+def _request_of(t) -> Request:
+    return _new(Request, (_REQUEST_KIND[t[0]], t[1], t[2], t[3], tuple(map(_part_of, t[4]))))
+
+
+def _context_of(t) -> Context:
+    ps, rs = _PARTITION_STATE, _REPLICA_STATE
+    return _new(Context, (t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], tuple(map(_znode_of, t[8])),
+                          tuple([ps[x] for x in t[9]]), tuple([tuple([rs[x] for x in r]) for r in t[10]]),
+                          t[11], t[12], t[13], t[14]))
+
+
+def _event_of(t) -> Event:
+    return _new(Event, (_EVENT_KIND[t[0]], t[1], t[2]))
+
+
+def _broker_of(t) -> Broker:
+    return _new(Broker, (t[0], t[1], t[2], t[3], _context_of(t[4]), tuple(map(_event_of, t[5])),
+                         t[6], t[7], t[8], tuple(map(_replica_of, t[9])), _SHUTDOWN[t[10]], t[11]))
+
+
+def _zk_of(t) -> Zk:
+    return _new(Zk, (t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], tuple(map(_znode_of, t[8])), t[9],
+                     t[10], t[11], t[12], t[13]))
+
+
+def _queue_of(t) -> tuple:
+    return tuple(map(_request_of, t))
+
+
+def _net_of(t) -> tuple:
+    return tuple(map(_queue_of, t))
+
+
+def from_plain(t: tuple) -> Cluster:
+    """The state `to_plain` wrote, with enum members, records and sentinels restored."""
+    zk, brokers, net, rest = t
+    return _new(Cluster, (_zk_of(zk), tuple(map(_broker_of, brokers)), _net_of(net), *rest))
+
+
+class _Records(dict):
+    """bytes -> the record decoded from them, for one kind of record; cleared past `limit`."""
+
+    __slots__ = ("build", "limit")
+
+    def __init__(self, build, limit: int) -> None:
+        super().__init__()
+        self.build, self.limit = build, limit
+
+    def __missing__(self, data: bytes):
+        if len(self) >= self.limit:
+            self.clear()
+        record = self[data] = self.build(marshal.loads(data))
+        _remember(record, data)  # so that encoding a successor that shares it costs a lookup
+        return record
+
+
+_ZKS = _Records(_zk_of, 1 << 14)
+_BROKERS = _Records(_broker_of, 1 << 16)
+_QUEUES = _Records(_queue_of, 1 << 14)
+
+
+def decode(data: bytes) -> Cluster:
+    """The state `encode` wrote. Records whose bytes were decoded lately in this process come
+    back as the same objects."""
+    zk, brokers, net, rest = marshal.loads(data)
+    return _new(Cluster, (_ZKS[zk], tuple([_BROKERS[b] for b in brokers]),
+                          tuple([_QUEUES[q] if q else () for q in net]), *rest))
+
+
+def clear_caches() -> None:
+    """Forget the records remembered by `encode` and `decode` (for tests and benchmarks)."""
+    for cache in (_ENCODED, _ZKS, _BROKERS, _QUEUES):
+        cache.clear()
