@@ -154,7 +154,7 @@ def at_most_one_believed_leader(s: Cluster) -> bool:
     """After quiescence, among the brokers in a partition's assignment (`/brokers/topics`) at most
     one believes it leads the partition, and that one is the ZooKeeper leader. A broker outside the
     assignment is not constrained: Kafka 2.6 can leave a replica that a reassignment removed
-    believing it leads, for good (docs/model.md, Findings 3)."""
+    believing it leads, for good (docs/model.md, Findings 4)."""
     if not quiescent(s):
         return True
     for p, z in enumerate(s.zk.partitions):

@@ -16,6 +16,7 @@ The fuzz-vs-explorer lengths are printed at the end of the session (`conftest.py
 from __future__ import annotations
 
 import json
+import re
 import runpy
 
 import pytest
@@ -186,7 +187,9 @@ def test_kcm_fuzz_runs_the_default_preset_clean_with_its_default_bounds(capsys):
     assert main(["fuzz"]) == 0
     out = capsys.readouterr().out
     assert f"preset default · checks every invariant and the implementation · seed 0 · {DEFAULT_EXAMPLES} examples" in out
-    assert f"No failure: {DEFAULT_EXAMPLES} examples" in out
+    # Hypothesis may run a few examples beyond the bound (its replay phase), never fewer.
+    ran = re.search(r"No failure: ([\d,]+) examples", out)
+    assert ran and DEFAULT_EXAMPLES <= int(ran.group(1).replace(",", "")) <= DEFAULT_EXAMPLES + 5, out
 
 
 def test_kcm_fuzz_with_a_variant_uses_its_preset_and_writes_the_trace(tmp_path, capsys):

@@ -27,6 +27,8 @@ def test_default_explores_with_no_violation_and_every_goal_met(result) -> None:
 
 def test_default_state_space_is_pinned(result) -> None:
     assert (result.stats.distinct, result.stats.depth) == DEFAULT_COUNTS
+    assert result.stats.generated == DEFAULT_GENERATED
+    assert {name: g.trace_length for name, g in result.goals.items()} == DEFAULT_GOALS
 
 
 def test_every_edge_of_both_tables_is_taken(result) -> None:
@@ -52,6 +54,10 @@ def test_the_invalid_transitions_kafka_requests_are_the_known_ones(result) -> No
 
 
 DEFAULT_COUNTS = (704_685, 53)
+DEFAULT_GENERATED = 2_977_371
+# Shortest witness of each goal (the reassignment's is in an overlapping run, from the settled cluster).
+DEFAULT_GOALS = {"ControllerFailsOver": 3, "TopicDeleted": 11, "ReassignmentCompletes": 7,
+                 "ControlledShutdownMovesLeadership": 5}
 ONE_PERTURBATION_COUNTS = (209_531, 39)
 NEED_TWO_PERTURBATIONS = {
     ("replica", "ReplicaDeletionIneligible", "OnlineReplica"),

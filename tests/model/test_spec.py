@@ -91,7 +91,7 @@ def test_the_first_controller_creates_the_partition_states() -> None:
 #: before the controller completes the reassignment, so the StopReplicas for the removed replica
 #: carry the old broker epoch and are fenced (and then dropped with the channel at the bounce), and
 #: nothing else is ever sent to it about partition 0. Kafka 2.6 does the same (docs/model.md,
-#: Findings 3): the removed replica believes it leads for good.
+#: Findings 4): the removed replica believes it leads for good.
 LARGE = dict(brokers=3, topics=2, initial_topics=1, partitions=1, replication_factor=2, max_broker_crashes=1,
              max_session_expiries=1, max_leader_isr_shrinks=1, max_controlled_shutdowns=1, max_preferred_elections=1,
              max_reassignments=1, max_topic_deletions=1, reassign_targets="replace-one", max_topic_creations=1,

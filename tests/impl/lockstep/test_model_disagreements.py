@@ -365,7 +365,7 @@ def test_a_fenced_stop_replica_no_longer_hangs_the_deletion():
 
 
 def test_kafka_too_leaves_a_removed_replica_believing_it_leads():
-    """docs/model.md, Findings 3, on the implementation with every switch off (Kafka 2.6): broker 0
+    """docs/model.md, Findings 4, on the implementation with every switch off (Kafka 2.6): broker 0
     is reassigned away from partition 0, which it leads, while it re-registers after a session
     expiry; the StopReplicas for it carry its old broker epoch. After every healing choice broker
     0 still believes it leads, at an old leader epoch, outside the assignment."""
