@@ -109,6 +109,17 @@ def select_properties(model: Model, names: Collection[str] | None) -> tuple[list
     return [p for p in props if p.name in wanted], DEADLOCK in wanted
 
 
+def verdict_of(violations: list[Violation], reason: str, goals: dict[str, Goal],
+               goals_required: bool) -> tuple[str, list[Violation]]:
+    """The verdict and its violations: those found, else INCOMPLETE if stopped early, else unmet goals."""
+    if violations:
+        return VIOLATION, violations
+    if reason:
+        return INCOMPLETE, violations
+    unmet = [g for g in goals.values() if not g.met] if goals_required else []
+    return (VIOLATION if unmet else PASS), [Violation(g.name, "sometimes", None) for g in unmet]
+
+
 class _Explorer:
     """One run: the visited set, the counters and the violations found so far."""
 
@@ -317,15 +328,7 @@ class _Explorer:
                                   model.coverage_universe() if self.opts.table_coverage else ())
         goals = {g.name: Goal(g.name, g.name in self.witnesses, self.witnesses.get(g.name))
                  for g in self.all_goals}
-        violations = list(self.violations)
-        if violations:
-            verdict = VIOLATION
-        elif self.reason:
-            verdict = INCOMPLETE
-        else:
-            unmet = [g for g in goals.values() if not g.met] if self.opts.goals_required else []
-            violations = [Violation(g.name, "sometimes", None) for g in unmet]
-            verdict = VIOLATION if unmet else PASS
+        verdict, violations = verdict_of(list(self.violations), self.reason, goals, self.opts.goals_required)
         stats = Stats(
             generated=self.generated,
             distinct=len(self.parents),

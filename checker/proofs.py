@@ -627,12 +627,6 @@ class ProofResult:
     #: as concrete values (lists, ints, booleans, None, and dicts for a LeaderAndIsr).
     counterexample: dict[str, Any] | None = None
 
-    def as_json(self) -> dict[str, Any]:
-        """The report's `proofs` entry (DESIGN.md §4)."""
-        return {"property": self.property, "brokers": self.brokers, "result": self.result,
-                "seconds": round(self.seconds, 4), "variant": self.variant,
-                "counterexample": self.counterexample}
-
 
 _SETS = frozenset({"live", "online", "live_or_shutting_down", "shutting_down"})
 

@@ -270,8 +270,7 @@ class LockStepMachine(RuleBasedStateMachine):
                 self._fail(prop.name, prop.kind, [f"{prop.name}: {prop.doc}"])
 
     def _compare(self, expected) -> None:
-        # Which run a state belongs to is the model's bookkeeping; the implementation has none.
-        actual = abstract(self.impl)._replace(scenario=expected.scenario)
+        actual = _abstract(self.impl, expected)
         if actual != expected:
             self._fail(REFINEMENT, "refinement", describe_difference(expected, actual))
 
@@ -401,6 +400,12 @@ def write_failure(result: FuzzResult, out_dir: str | Path, *, preset: str) -> di
     return paths
 
 
+def _abstract(impl: StepCluster, expected):
+    """The implementation as a model state, in the run of `expected`: which run a state belongs
+    to is the model's bookkeeping (`Cluster.scenario`), the implementation has none."""
+    return abstract(impl)._replace(scenario=expected.scenario)
+
+
 def replay_lockstep(path: str | Path) -> tuple[int, list[str]]:
     """Replay an ITF trace written by `write_failure` through the model and the implementation
     (with the alignment it was found with) and return `(step, differing fields)` at the first
@@ -425,7 +430,7 @@ def replay_lockstep(path: str | Path) -> tuple[int, list[str]]:
                 impl.apply(action)
             except Exception as exc:  # noqa: BLE001
                 return i, [f"the implementation raised {type(exc).__name__}: {exc}"]
-            actual = abstract(impl)._replace(scenario=expected.scenario)
+            actual = _abstract(impl, expected)
             if actual != expected:
                 return i, describe_difference(expected, actual)
     finally:

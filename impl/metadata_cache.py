@@ -30,7 +30,3 @@ class MetadataCache:
             else:
                 self.partitions[state.topic_partition] = state
         self.epoch = request.controller_epoch
-
-    def leader_of(self, tp: TopicPartition) -> int:
-        state = self.partitions.get(tp)
-        return -1 if state is None else state.leader

@@ -46,12 +46,11 @@ class Record:
 
 
 class Timeline:
-    """The cluster-wide record list, with optional listeners (for live printing)."""
+    """The cluster-wide record list."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._lock = threading.Lock()
         self._records: list[Record] = []
-        self._listeners: list[Callable[[Record], None]] = []
         self._clock = clock
         self._start = clock()
 
@@ -60,13 +59,6 @@ class Timeline:
         record = Record(kind, broker, epoch, peer, partition, detail, self._clock() - self._start)
         with self._lock:
             self._records.append(record)
-            listeners = list(self._listeners)
-        for listener in listeners:
-            listener(record)
-
-    def listen(self, listener: Callable[[Record], None]) -> None:
-        with self._lock:
-            self._listeners.append(listener)
 
     @property
     def records(self) -> list[Record]:

@@ -22,7 +22,8 @@ def preset_names() -> tuple[str, ...]:
     return tuple(sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml")))
 
 
-def _parse(text: str, where: str) -> dict:
+def parse_toml(text: str, where: str) -> dict:
+    """`text` as a TOML table; bad TOML is one `UsageError` line naming `where`."""
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -34,19 +35,27 @@ def load_preset(name: str) -> ModelConfig:
     if name not in preset_names():
         raise UsageError(f"unknown preset '{name}'; choose one of {', '.join(preset_names())}")
     text = (resources.files("kcm") / "presets" / f"{name}.toml").read_text(encoding="utf-8")
-    return _validated(_parse(text, f"preset '{name}'"), f"preset '{name}'")
+    return _validated(parse_toml(text, f"preset '{name}'"), f"preset '{name}'")
+
+
+def read_toml_file(path: str | Path, what: str = "config file") -> tuple[dict, str]:
+    """A TOML file's table and the name errors use for it (`what 'path'`); a missing, unreadable
+    or malformed file is one `UsageError` line."""
+    p = Path(path)
+    where = f"{what} '{p}'"
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{where} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{where} cannot be read ({exc.__class__.__name__})") from None
+    return parse_toml(text, where), where
 
 
 def load_config_file(path: str | Path) -> ModelConfig:
     """A config from a TOML file, validated."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"config file '{p}' does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"config file '{p}' cannot be read ({exc.__class__.__name__})") from None
-    return _validated(_parse(text, f"config file '{p}'"), f"config file '{p}'")
+    values, where = read_toml_file(path)
+    return _validated(values, where)
 
 
 def load(preset: str | None = None, config_file: str | Path | None = None) -> tuple[str, ModelConfig]:

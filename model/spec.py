@@ -18,6 +18,7 @@ the invariants of `invariants.py` and the symmetry of `symmetry.py`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import itertools
 import marshal
@@ -99,22 +100,24 @@ _HEALING = (ControllerProcessEvent, NetworkDeliver, LeaderExpandIsr, BrokerStart
             BrokerNoticeExpiry, BrokerShutdown)
 
 
-def settle(cfg: ModelConfig, state: Cluster, limit: int = 10_000) -> Cluster:
+def settle(cfg: ModelConfig, state: Cluster) -> Cluster:
     """`state` after healing actions alone, always the first enabled one, until it is quiescent:
     the one deterministic "the cluster settled" state (from the cold start: broker 0 wins the
     controller election, every partition led by its preferred replica, every ISR full)."""
-    for action in settle_path(cfg, state, limit):
-        state = step(cfg, state, action)
-    return state
+    return _settle(cfg, state)[1]
 
 
-def settle_path(cfg: ModelConfig, state: Cluster, limit: int = 10_000) -> list:
+def settle_path(cfg: ModelConfig, state: Cluster) -> list:
     """The healing actions `settle` takes from `state` (what a checker replays to bring another
     copy of the cluster, such as the implementation, to the same settled state)."""
+    return _settle(cfg, state)[0]
+
+
+def _settle(cfg: ModelConfig, state: Cluster, limit: int = 10_000) -> tuple[list, Cluster]:
     path = []
     for _ in range(limit):
         if quiescent(state):
-            return path
+            return path, state
         action = next((a for a in enabled_actions(cfg, state) if type(a) in _HEALING
                        and not (type(a) is ZkSessionExpire and state.brokers[a.broker].up)), None)
         if action is None:
@@ -153,7 +156,9 @@ assert set(_BUDGET_FIELD) == set(Budget)
 _OVERLAP_BUDGET = {kind: next(b for b, f in _BUDGET_FIELD.items() if f == field) for kind, field in OVERLAP_KINDS.items()}
 
 
+@functools.lru_cache(maxsize=64)
 def _budget(cfg: ModelConfig) -> tuple[int, ...]:
+    """The config's limit per budget (cached: `enabled_actions` asks for it in every state)."""
     return tuple(getattr(cfg, _BUDGET_FIELD[b]) for b in Budget)
 
 
@@ -171,6 +176,7 @@ def creatable_assignments(cfg: ModelConfig) -> list[tuple[int, ...]]:
     return [default_assignment(cfg, p) for t in topics for p in range(t * cfg.partitions, (t + 1) * cfg.partitions)]
 
 
+@functools.lru_cache(maxsize=256)
 def _overlap_budget(cfg: ModelConfig, scenario: int, done: int) -> tuple[int, ...]:
     """The budget of overlapping run `scenario` (1-based) after `done` of its perturbations: the
     kinds already done, at one each, and the next kind in the run's order."""
@@ -420,13 +426,18 @@ class KafkaModel(Model):
         self._full_group = len(self.symmetry_group) == math.factorial(cfg.brokers)
         self._fp_cache: dict = {}
         self._fp_by_id: dict = {}
+        self._inits: tuple[Cluster, ...] | None = None
         self._obs_state: Cluster | None = None
         self._obs: dict = {}
         self._properties = properties_for(cfg, self.observe)
 
     # the transition relation
     def init_states(self):
-        return init_states(self.cfg)
+        # Computed once: with overlapping runs it settles the cluster, and checkers ask again
+        # (ITF files for `initial_index`, the fuzzer for each walk).
+        if self._inits is None:
+            self._inits = init_states(self.cfg)
+        return self._inits
 
     def successors(self, state: Cluster) -> list:
         out = []

@@ -69,9 +69,9 @@ from typing import Any
 from pyspark import StorageLevel
 from pyspark.rdd import RDD
 
-from kcm.checker.bfs import CheckOptions, select_properties
+from kcm.checker.bfs import CheckOptions, select_properties, verdict_of
 from kcm.checker.coverage import build_coverage
-from kcm.checker.result import DEADLOCK, INCOMPLETE, PASS, VIOLATION, CheckResult, Goal, Trace, Violation
+from kcm.checker.result import DEADLOCK, CheckResult, Goal, Trace, Violation
 from kcm.checker.stats import Outdegree, ProgressClock, Stats
 from kcm.errors import UsageError
 from kcm.model.properties import Always, AlwaysStep, Model, Sometimes
@@ -507,14 +507,7 @@ class _SparkExplorer:
                  for g in self.all_goals}
         violations = [Violation(name, kind, trace_of(model, self.inits, path))
                       for name, kind, path in self.violations]
-        if violations:
-            verdict = VIOLATION
-        elif self.reason:
-            verdict = INCOMPLETE
-        else:
-            unmet = [g for g in goals.values() if not g.met] if self.opts.goals_required else []
-            violations = [Violation(g.name, "sometimes", None) for g in unmet]
-            verdict = VIOLATION if unmet else PASS
+        verdict, violations = verdict_of(violations, self.reason, goals, self.opts.goals_required)
         stats = Stats(
             generated=self.generated, distinct=self.distinct, queue=self.queue,
             depth=len(self.frontier_sizes), frontier_sizes=tuple(self.frontier_sizes),

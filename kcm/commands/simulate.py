@@ -16,7 +16,6 @@ did not settle after a step within `--timeout`.
 from __future__ import annotations
 
 import random
-import tomllib
 from importlib import resources
 from pathlib import Path
 
@@ -24,6 +23,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from kcm.config import parse_toml, read_toml_file
 from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, UsageError
 from kcm.impl.kafka_config import KafkaConfig
 from kcm.impl.scenario import Scenario, ScenarioError, apply_step, describe
@@ -43,20 +43,13 @@ _BRIEF = {"election", "resignation", "leader", "isr", "fenced", "broker", "shutd
 
 def _load_scenario(path: Path | None) -> Scenario:
     if path is None:
-        text = (resources.files("kcm") / "scenarios" / f"{DEFAULT_SCENARIO}.toml").read_text(encoding="utf-8")
         where = f"scenario '{DEFAULT_SCENARIO}'"
+        values = parse_toml((resources.files("kcm") / "scenarios" / f"{DEFAULT_SCENARIO}.toml").read_text(encoding="utf-8"),
+                            where)
     else:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise UsageError(f"scenario file '{path}' does not exist") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"scenario file '{path}' cannot be read ({exc.__class__.__name__})") from None
-        where = f"scenario file '{path}'"
+        values, where = read_toml_file(path, "scenario file")
     try:
-        return Scenario.from_mapping(tomllib.loads(text), where)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{where}: not valid TOML ({exc})") from None
+        return Scenario.from_mapping(values, where)
     except ScenarioError as exc:
         raise UsageError(str(exc)) from None
 

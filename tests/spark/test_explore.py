@@ -127,9 +127,10 @@ def test_kafka_default_matches_the_sequential_explorer(spark):
 # ---- the visited set stays where it is ---------------------------------------------------------------
 
 
-def _narrow_ancestors(jrdd) -> set[int]:
-    """Ids of the RDDs `jrdd` reads without crossing a shuffle (itself included)."""
-    seen, todo = set(), [jrdd]
+def _lineage(jrdd, cross_shuffles: bool) -> tuple[set[int], int]:
+    """Ids of the RDDs in `jrdd`'s lineage (itself included), crossing shuffles only if
+    `cross_shuffles`, and the shuffle dependencies met on the way."""
+    seen, todo, shuffles = set(), [jrdd], 0
     while todo:
         rdd = todo.pop()
         if rdd.id() in seen:
@@ -138,25 +139,21 @@ def _narrow_ancestors(jrdd) -> set[int]:
         deps = rdd.dependencies()
         for i in range(deps.size()):
             dep = deps.apply(i)
-            if "ShuffleDependency" not in dep.getClass().getName():
+            shuffle = "ShuffleDependency" in dep.getClass().getName()
+            shuffles += shuffle
+            if cross_shuffles or not shuffle:
                 todo.append(dep.rdd())
-    return seen
+    return seen, shuffles
+
+
+def _narrow_ancestors(jrdd) -> set[int]:
+    """Ids of the RDDs `jrdd` reads without crossing a shuffle (itself included)."""
+    return _lineage(jrdd, cross_shuffles=False)[0]
 
 
 def _shuffles(jrdd) -> int:
     """Shuffle dependencies anywhere in `jrdd`'s lineage."""
-    seen, todo, count = set(), [jrdd], 0
-    while todo:
-        rdd = todo.pop()
-        if rdd.id() in seen:
-            continue
-        seen.add(rdd.id())
-        deps = rdd.dependencies()
-        for i in range(deps.size()):
-            dep = deps.apply(i)
-            count += "ShuffleDependency" in dep.getClass().getName()
-            todo.append(dep.rdd())
-    return count
+    return _lineage(jrdd, cross_shuffles=True)[1]
 
 
 def test_visited_set_is_never_shuffled(spark):
