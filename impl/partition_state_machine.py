@@ -31,6 +31,7 @@ from enum import Enum
 
 from kcm.impl.controller_context import ControllerContext, target_replicas
 from kcm.impl.controller_zk_client import ControllerZkClient
+from kcm.impl.kafka_zk_client import ControllerMovedException
 from kcm.impl.logs import get_logger
 from kcm.impl.request_batch import ControllerBrokerRequestBatch
 from kcm.impl.timeline import Timeline
@@ -110,7 +111,19 @@ class PartitionStateMachine:
         if not partitions:
             return {}
         self._batch.new_batch()
-        result = self._do_handle_state_changes(partitions, target, strategy)
+        try:
+            result = self._do_handle_state_changes(partitions, target, strategy)
+        except ControllerMovedException:
+            log.error("Controller moved to another broker when moving some partitions to %s state", target.name)
+            raise
+        except Exception as error:   # noqa: BLE001 - Kafka's `case e: Throwable`
+            # kafka@2.6.x:core/src/main/scala/kafka/controller/PartitionStateMachine.scala
+            # `handleStateChanges` (lines 161-167): every partition fails and the caller goes on.
+            # ZooKeeper errors are per-partition failures below, so only a bug lands here; the
+            # batch is dropped (Kafka leaves it for the next `newBatch` to trip on).
+            log.error("Error while moving some partitions to %s state: %r", target.name, error)
+            self._batch.clear()
+            return {}
         self._batch.send_requests_to_brokers(self._context.epoch)
         return result
 
@@ -172,7 +185,18 @@ class PartitionStateMachine:
             states[tp] = LeaderIsrAndControllerEpoch(LeaderAndIsr(live[0], 0, live, 0), ctx.epoch)
         if not states:
             return []
-        outcome = self._zk.create_topic_partition_states(states, ctx.epoch_zk_version)
+        try:
+            outcome = self._zk.create_topic_partition_states(states, ctx.epoch_zk_version)
+        except ControllerMovedException:
+            log.error("Controller moved to another broker when trying to create the topic partition state znode")
+            raise
+        except Exception as error:   # noqa: BLE001 - Kafka's `case e: Exception`
+            # kafka@2.6.x:core/src/main/scala/kafka/controller/PartitionStateMachine.scala
+            # `initializeLeaderAndIsrForPartitions` (lines 250-258): a ZooKeeper client error fails
+            # every partition (`logFailedStateChange`); they stay New and the batch is still sent.
+            for tp in sorted(states):
+                self._log_failed_state_change(tp, P.NewPartition, error)
+            return []
         done = []
         for tp, error in sorted(outcome.items()):
             if error is not None:
@@ -202,7 +226,15 @@ class PartitionStateMachine:
     def _do_elect_leader_for_partitions(self, partitions: list[TopicPartition],
                                         strategy: PartitionLeaderElectionStrategy):
         ctx = self._context
-        states = self._zk.get_topic_partition_states(partitions, watch=self._state_reads_watch)
+        try:
+            states = self._zk.get_topic_partition_states(partitions, watch=self._state_reads_watch)
+        except Exception as error:   # noqa: BLE001 - Kafka's `case e: Exception`
+            # kafka@2.6.x:core/src/main/scala/kafka/controller/PartitionStateMachine.scala
+            # `doElectLeaderForPartitions` (lines 372-377): a failed `getTopicPartitionStatesRaw`
+            # fails every partition, none retried; they keep their state (review D10).
+            for tp in partitions:
+                self._log_failed_state_change(tp, P.OnlinePartition, error)
+            return {}, []
         elected: dict[TopicPartition, tuple[ElectionResult, LeaderAndIsr]] = {}
         for tp in partitions:
             state = states.get(tp)
@@ -242,6 +274,14 @@ class PartitionStateMachine:
                                   detail=f"leader {outcome.leader} epoch {outcome.leader_epoch} isr {list(outcome.isr)} "
                                          f"({strategy.value}{unclean} election; was {old.leader})")
         return done, list(result.partitions_to_retry)
+
+    def _log_failed_state_change(self, tp: TopicPartition, target: P, error: Exception) -> None:
+        """`logFailedStateChange`: the partition keeps its state."""
+        ctx = self._context
+        log.error("Controller %d epoch %d failed to change state for partition %s from %s to %s: %r",
+                  self.controller_id, ctx.epoch, tp, ctx.partition_state(tp).name, target.name, error)
+        self._timeline.append("failed transition", self.controller_id, epoch=ctx.epoch, partition=str(tp),
+                              detail=f"partition {ctx.partition_state(tp).name} -> {target.name}: {error!r}")
 
     def _elect(self, tp: TopicPartition, current: LeaderAndIsr, strategy: PartitionLeaderElectionStrategy
                ) -> ElectionResult:

@@ -33,6 +33,7 @@ from collections import Counter
 
 from kcm.impl.controller_context import ControllerContext, PartitionAndReplica, remove_replica
 from kcm.impl.controller_zk_client import ControllerZkClient
+from kcm.impl.kafka_zk_client import ControllerMovedException
 from kcm.impl.logs import get_logger
 from kcm.impl.request_batch import ControllerBrokerRequestBatch
 from kcm.impl.timeline import Timeline
@@ -92,8 +93,19 @@ class ReplicaStateMachine:
         by_broker: dict[int, list[PartitionAndReplica]] = {}
         for replica in replicas:
             by_broker.setdefault(replica.replica, []).append(replica)
-        for replica_id in sorted(by_broker):
-            self._do_handle_state_changes(replica_id, by_broker[replica_id], target)
+        try:
+            for replica_id in sorted(by_broker):
+                self._do_handle_state_changes(replica_id, by_broker[replica_id], target)
+        except ControllerMovedException:
+            log.error("Controller moved to another broker when moving some replicas to %s state", target.name)
+            raise
+        except Exception as error:   # noqa: BLE001 - Kafka's `case e: Throwable`
+            # kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala
+            # `handleStateChanges` (lines 114-119): logged, the caller goes on. ZooKeeper errors are
+            # per-partition failures below, so only a bug lands here; the batch is dropped.
+            log.error("Error while moving some replicas to %s state: %r", target.name, error)
+            self._batch.clear()
+            return
         self._batch.send_requests_to_brokers(self._context.epoch)
 
     def _check_valid(self, replicas: list[PartitionAndReplica], target: R) -> list[PartitionAndReplica]:
@@ -204,7 +216,18 @@ class ReplicaStateMachine:
 
     def _do_remove_replicas_from_isr(self, replica_id: int, partitions: list[TopicPartition]):
         ctx = self._context
-        states = self._zk.get_topic_partition_states(partitions, watch=self._state_reads_watch)
+        try:
+            states = self._zk.get_topic_partition_states(partitions, watch=self._state_reads_watch)
+        except Exception as error:   # noqa: BLE001 - Kafka's `case e: Exception`
+            # kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala
+            # `getTopicPartitionStatesFromZk` (lines 387-392): every partition fails
+            # (`logFailedStateChange`), none is cached or retried, their replicas keep their state.
+            for tp in partitions:
+                log.error("Controller %d epoch %d failed to change state of replica %d for partition %s to "
+                          "OfflineReplica: %r", self.controller_id, ctx.epoch, replica_id, tp, error)
+                self._timeline.append("failed transition", self.controller_id, epoch=ctx.epoch, partition=str(tp),
+                                      detail=f"replica {replica_id} -> OfflineReplica: {error!r}")
+            return {}, []
         finished: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         without_replica: dict[TopicPartition, LeaderIsrAndControllerEpoch] = {}
         to_write = {}

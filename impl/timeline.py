@@ -31,6 +31,8 @@ class Record:
       request from controller `broker`
     - "transition"/"invalid transition": a state machine of controller `broker` moved (or was asked
       to move) `detail` = "machine subject from -> to"
+    - "failed transition": a state change that failed on a ZooKeeper error (`logFailedStateChange`);
+      the subject keeps its state
     - "acted while inactive": controller module `broker` acted without being active (V4)
     - "broker": a broker lifecycle step (`detail`: started, crashed, session expired, ...)
     - "shutdown": a controlled shutdown step of broker `broker`

@@ -62,6 +62,7 @@ from kcm.model.election import (
 from kcm.model.states import PartitionState as P
 from kcm.model.states import ReplicaState as R
 from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE
+from kcm.model.world import KafkaError, SessionExpired
 
 
 class Strategy(IntEnum):
@@ -191,8 +192,16 @@ class StateMachinesMixin:
         by_broker: dict[int, list[int]] = {}
         for p, b in replicas:
             by_broker.setdefault(b, []).append(p)
-        for b in sorted(by_broker):
-            self._do_handle_replica_state_changes(b, by_broker[b], target)
+        try:
+            for b in sorted(by_broker):
+                self._do_handle_replica_state_changes(b, by_broker[b], target)
+        except (SessionExpired, KafkaError):
+            # kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala
+            # `handleStateChanges` (lines 114-119): any Throwable but ControllerMovedException is
+            # logged and the handler goes on. (ZooKeeper errors are per-partition failures below,
+            # so nothing reaches here in the model; the batch is dropped, see `new_batch`.)
+            self.batch.clear()
+            return
         self.send_requests_to_brokers()
 
     def _do_handle_replica_state_changes(self, b: int, partitions: list[int], target: R) -> None:
@@ -250,11 +259,22 @@ class StateMachinesMixin:
         its replica keeps its state. As in Kafka, the shrunk ISRs are written first and only then
         are the partitions that needed no write cached
         (kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala
-        `doRemoveReplicasFromIsr`: `updateLeaderAndIsr`, then `putPartitionLeadershipInfo` for
+        `doRemoveReplicasFromIsr`: `updateLeaderAndIsr`, then `partitionLeadershipInfo.put` for
         `leaderAndIsrsWithoutReplica ++ finishedPartitions`): when the write fails the epoch fence
         (ControllerMovedException, a deposed controller that has not resigned yet), no partition of
-        the call is cached."""
-        zk_partitions = self.zk.partitions
+        the call is cached.
+
+        ZooKeeper client errors are per-partition failures, not exceptions (review D10):
+        `getTopicPartitionStatesFromZk` turns a failed read into a `Left` for every partition
+        (RSM lines 387-392), and `updateLeaderAndIsr` turns any exception but
+        ControllerMovedException into a `Left` for every partition it was to write
+        (kafka@2.6.x:core/src/main/scala/kafka/zk/KafkaZkClient.scala `updateLeaderAndIsr`). A
+        zombie (an expired session it has not noticed) therefore fails every partition here and
+        the handler goes on."""
+        try:
+            zk_partitions = self.zk.partitions
+        except SessionExpired:
+            return {}
         without_replica: list[int] = []
         to_write: dict[int, tuple[LeaderAndIsr, PartitionZnode]] = {}
         for p in partitions:
@@ -266,7 +286,8 @@ class StateMachinesMixin:
                 continue
             old = LeaderAndIsr(znode.leader, znode.leader_epoch, znode.isr)
             to_write[p] = (remove_replica_from_isr(old, b, keep_sole_member=not self.flags.isr_shrink_empties), znode)
-        written = {p: self.write_leader_and_isr(p, new, znode) for p, (new, znode) in to_write.items()}
+        written = self.update_leader_and_isr({p: new for p, (new, _) in to_write.items()},
+                                             {p: znode for p, (_, znode) in to_write.items()})
         done: dict[int, PartitionZnode] = {}
         for p in partitions:   # in the order of the call, as before
             if p in written:
@@ -277,9 +298,25 @@ class StateMachinesMixin:
                 done[p] = cached
         return done
 
+    def update_leader_and_isr(self, new: dict[int, LeaderAndIsr], read: dict[int, PartitionZnode]
+                              ) -> dict[int, PartitionZnode]:
+        """`KafkaZkClient.updateLeaderAndIsr`: one fenced conditional setData per partition, on the
+        version read. Returns the partitions written (cached in the context, as the callers do).
+        ControllerMoved propagates; any other failure (an expired session) fails every partition of
+        the call (kafka@2.6.x:core/src/main/scala/kafka/zk/KafkaZkClient.scala `updateLeaderAndIsr`:
+        `case e: Exception => return UpdateLeaderAndIsrResult(leaderAndIsrs.keys ... Left(e))`).
+        Within one step the read is always current, so Kafka's BADVERSION retry loop never turns."""
+        if not new:
+            return {}
+        try:
+            self.w.check_epoch(self.me, self.epoch)
+        except SessionExpired:
+            return {}
+        return {p: self.write_leader_and_isr(p, new[p], read[p]) for p in new}
+
     def write_leader_and_isr(self, p: int, new: LeaderAndIsr, read: PartitionZnode) -> PartitionZnode:
-        """`updateLeaderAndIsr`: fenced, conditional on the version read (in one event the read
-        is always current, so Kafka's BADVERSION retry loop never turns)."""
+        """One partition of `updateLeaderAndIsr`, fenced (the caller checked the epoch), conditional
+        on the version read."""
         self.w.check_epoch(self.me, self.epoch)
         self.mark_zk_write()
         znode = PartitionZnode(new.leader, new.leader_epoch, tuple(new.isr), self.epoch, read.version + 1)
@@ -298,7 +335,13 @@ class StateMachinesMixin:
         if not partitions:
             return {}
         self.new_batch()
-        result = self._do_handle_partition_state_changes(list(partitions), target, strategy)
+        try:
+            result = self._do_handle_partition_state_changes(list(partitions), target, strategy)
+        except (SessionExpired, KafkaError):
+            # kafka@2.6.x:core/src/main/scala/kafka/controller/PartitionStateMachine.scala
+            # `handleStateChanges` (lines 161-167): every partition fails, the handler goes on.
+            self.batch.clear()
+            return {}
         self.send_requests_to_brokers()
         return result
 
@@ -325,13 +368,27 @@ class StateMachinesMixin:
         return {}
 
     def initialize_leader_and_isr(self, partitions: list[int]) -> list[int]:
-        """`initializeLeaderAndIsrForPartitions`: New -> Online."""
-        done = []
+        """`initializeLeaderAndIsrForPartitions`: New -> Online.
+
+        `createTopicPartitionStatesRaw` creates the state znodes, each in a multi behind the epoch
+        CheckOp. ControllerMoved propagates; any other exception (an expired session) fails every
+        partition with a live replica (`logFailedStateChange`), which stays New
+        (kafka@2.6.x:core/src/main/scala/kafka/controller/PartitionStateMachine.scala
+        `initializeLeaderAndIsrForPartitions`, lines 250-258: `case e: Exception => ... Seq.empty`)."""
+        with_live = []
         for p in partitions:
             live = tuple(r for r in self.assignment[p] if self.is_replica_online(r))
-            if not live:
-                continue  # "No replica is alive": the partition stays New
-            self.w.check_epoch(self.me, self.epoch)  # the multi's CheckOp fails first
+            if live:
+                with_live.append((p, live))
+            # else "No replica is alive": the partition stays New
+        if not with_live:
+            return []
+        try:
+            self.w.check_epoch(self.me, self.epoch)  # the multis' CheckOp fails first
+        except SessionExpired:
+            return []
+        done = []
+        for p, live in with_live:
             if self.zk.partitions[p] != NO_ZNODE:
                 continue  # NODEEXISTS: logged as a failed state change
             self.mark_zk_write()
@@ -343,13 +400,23 @@ class StateMachinesMixin:
         return done
 
     def elect_leader_for_partitions(self, partitions: list[int], strategy: Strategy) -> dict[int, PartitionZnode]:
-        """`electLeaderForPartitions` / `doElectLeaderForPartitions`."""
+        """`electLeaderForPartitions` / `doElectLeaderForPartitions`.
+
+        The states are read in one batch (`getTopicPartitionStatesRaw`); a read that fails (an
+        expired session) fails every partition (kafka@2.6.x:core/src/main/scala/kafka/controller/
+        PartitionStateMachine.scala `doElectLeaderForPartitions`, lines 372-377), which keep their
+        state; the write fails per partition in the same way (`updateLeaderAndIsr`). An `Election`
+        is observed only for a partition whose write succeeded."""
         assert strategy is not None, "Election strategy is a required field when the target state is OnlinePartition"
-        results: dict[int, PartitionZnode] = {}
+        try:
+            zk_partitions = self.zk.partitions
+        except SessionExpired:
+            return {}
         online = self.online_mask()
         online_set = frozenset(bits(online))
+        chosen: dict[int, tuple] = {}
         for p in partitions:
-            znode = self.zk.partitions[p]
+            znode = zk_partitions[p]
             if znode == NO_ZNODE or znode.controller_epoch > self.epoch:
                 continue  # NONODE, or "written by another controller ... soft failure": abort
             current = LeaderAndIsr(znode.leader, znode.leader_epoch, znode.isr)
@@ -376,13 +443,19 @@ class StateMachinesMixin:
                                                   tuple(r for r in assignment if r in online_set), election.unclean)
             if election.leader_and_isr is None:
                 continue  # StateChangeFailedException: the partition keeps its state
+            chosen[p] = (election, expected, znode, unclean)
+        written = self.update_leader_and_isr({p: c[0].leader_and_isr for p, c in chosen.items()},
+                                             {p: c[2] for p, c in chosen.items()})
+        results: dict[int, PartitionZnode] = {}
+        for p, (election, expected, znode, unclean) in chosen.items():
+            if p not in written:
+                continue
             self.w.obs.append(Election(
                 p, strategy, election.leader_and_isr.leader,
                 expected.leader_and_isr.leader if expected.leader_and_isr is not None else NONE,
                 znode.leader, tuple(election.recipients), self.live, online, znode.isr, unclean))
-            written = self.write_leader_and_isr(p, election.leader_and_isr, znode)
-            self.add_leader_and_isr(election.recipients, p, written, is_new=False)
-            results[p] = written
+            self.add_leader_and_isr(election.recipients, p, written[p], is_new=False)
+            results[p] = written[p]
         return results
 
     def trigger_online_partition_state_change(self) -> dict:
