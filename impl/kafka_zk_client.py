@@ -563,12 +563,16 @@ class KafkaZkClient:
             return self._zk.delete(op.path, op.version)
         raise TypeError(f"no plain request for {op!r}")
 
-    @staticmethod
-    def _retry(request: Callable[[], T]) -> T:
-        """`retryRequestsUntilConnected`: send again on CONNECTIONLOSS (the outcome was unknown);
-        the backend waits for the connection, and an expired session ends the loop."""
+    def _retry(self, request: Callable[[], T]) -> T:
+        """`retryRequestsUntilConnected`: send again on CONNECTIONLOSS (the outcome was unknown),
+        once the connection is back (`zooKeeperClient.waitUntilConnected()`,
+        kafka@2.6.x:core/src/main/scala/kafka/zk/KafkaZkClient.scala lines 1693-1721). An expired
+        session ends the loop (SESSIONEXPIRED is not retried); a backend that cannot reconnect
+        within its connection timeout raises ZooKeeperUnavailable (Kafka would wait for ever)."""
         while True:
             try:
                 return request()
             except ConnectionLossError:
-                continue
+                wait = getattr(self._zk, "wait_until_connected", None)
+                if wait is not None:
+                    wait()

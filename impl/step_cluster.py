@@ -21,6 +21,8 @@ mode. Nothing happens unless something calls one of its operations; which one ru
 | BrokerShutdown(b)                 | `KafkaServer.shutdown()` (the session closes)                     |
 | AdminPreferredElection, AdminReassign, AdminDeleteTopic, AdminCreateTopic, AdminMoveController | an admin session writes the znode |
 | SchedulerAutoRebalance(b)         | b's controller timer puts AutoPreferredReplicaLeaderElection      |
+| ZkLoseReply(b)                    | as ControllerProcessEvent(b), with the embedded ZooKeeper losing the reply to the event's first partition-state write |
+| ZkConnectionLoss(b)               | the same, the write in flight when b's connection drops and comes back (`drop_connection`) |
 
 It also keeps the two things the model tracks that no broker does: the fault and admin budgets
 spent (`spent`, as `kcm.model.spec` counts them) and the order of broker registrations, so that the
@@ -47,6 +49,11 @@ from kcm.model import actions as a
 from kcm.model.cluster import Budget
 from kcm.model.config import ModelConfig
 from kcm.model.variants import flags_for
+
+
+def _is_partition_state_path(path: str) -> bool:
+    """/brokers/topics/<t>/partitions/<p>/state"""
+    return path.startswith("/brokers/topics/") and path.endswith("/state")
 
 
 class StepCluster:
@@ -125,6 +132,27 @@ class StepCluster:
     def lose_next_ack(self, b: int) -> None:
         """Fault: `b`'s next ZooKeeper write is applied (or fails) but answers CONNECTIONLOSS."""
         self.zookeeper.lose_next_ack(self.servers[b].session_id)
+
+    def run_event_losing_reply(self, b: int, *, drop_connection: bool = False) -> ev.ControllerEvent:
+        """`ZkLoseReply(b)`: b processes its head event and the reply to the event's first
+        partition-state write is lost (the write is applied; the client retries).
+        `ZkConnectionLoss(b)`: the same write is in flight when b's connection drops and comes back
+        within the session timeout (the session and its watches survive)."""
+        session = self.servers[b].session_id
+        if drop_connection:
+            self.zookeeper.drop_connection(session, paths=_is_partition_state_path)
+        else:
+            self.zookeeper.lose_next_ack(session, paths=_is_partition_state_path)
+        try:
+            event = self.run_event(b)
+        finally:
+            unspent = self.zookeeper.pending_lost_acks(session)
+            self.zookeeper.cancel_lost_acks(session)
+        if unspent:
+            raise AssertionError(f"ZkLoseReply({b}): the event {event} made no partition-state write")
+        what = "connection dropped and came back" if drop_connection else "reply lost"
+        self.timeline.append("broker", b, detail=f"ZooKeeper {what} during a partition-state write ({event})")
+        return event
 
     def run_event(self, b: int) -> ev.ControllerEvent:
         server = self.server(b)
@@ -236,6 +264,12 @@ class StepCluster:
         elif kind is a.SchedulerAutoRebalance:
             self._spend(Budget.AUTO_REBALANCES)
             self.auto_rebalance(action.broker)
+        elif kind is a.ZkLoseReply:
+            self._spend(Budget.LOST_ACKS)
+            self.run_event_losing_reply(action.broker)
+        elif kind is a.ZkConnectionLoss:
+            self._spend(Budget.CONNECTION_LOSSES)
+            self.run_event_losing_reply(action.broker, drop_connection=True)
         else:
             raise TypeError(f"not a model action: {action!r}")
 

@@ -5,7 +5,8 @@ session, `BrokerNoticeExpiry`, `ControllerProcessEvent`, `NetworkDeliver`, `Lead
 `BrokerShutdown` (finishing a controlled shutdown). Faults and admin operations, each bounded by
 the config: `BrokerCrash`, `ZkSessionExpire` of a live broker, `LeaderShrinkIsr`,
 `BrokerRequestControlledShutdown`, `AdminPreferredElection`, `AdminReassign`, `AdminDeleteTopic`,
-`AdminCreateTopic`, `AdminMoveController`, `SchedulerAutoRebalance`.
+`AdminCreateTopic`, `AdminMoveController`, `SchedulerAutoRebalance`, `ZkLoseReply`,
+`ZkConnectionLoss`.
 
 Watch notifications have no action of their own: ZooKeeper notifies the watcher in the same step
 as the write that fires the watch, and the watcher's ZooKeeper client thread only enqueues a
@@ -130,6 +131,32 @@ class AdminMoveController:
 
 
 @dataclass(frozen=True, slots=True)
+class ZkLoseReply:
+    """Controller `broker` processes the head of its queue, and ZooKeeper loses the reply to the
+    event's first partition-state write (create or conditional set): the write is applied, the
+    client sees CONNECTIONLOSS and `retryRequestsUntilConnected` sends it again
+    (kafka@2.6.x:core/src/main/scala/kafka/zk/KafkaZkClient.scala `retryRequestsUntilConnected`,
+    lines 1693-1721). The step is taken only if the event makes such a write."""
+
+    broker: int
+
+
+@dataclass(frozen=True, slots=True)
+class ZkConnectionLoss:
+    """Controller `broker`'s connection to ZooKeeper drops while it processes the head of its queue
+    and comes back within the session timeout: the session and its watches survive (the client
+    re-registers them on reconnection, and `ZooKeeperClient` ignores Disconnected and SyncConnected,
+    kafka@2.6.x:core/src/main/scala/kafka/zookeeper/ZooKeeperClient.scala `ZooKeeperClientWatcher`);
+    the request in flight fails with CONNECTIONLOSS and `retryRequestsUntilConnected` resends it
+    once connected. A request the server had not applied changes nothing; one it had applied is a
+    lost reply, taken here on the event's first partition-state write, as `ZkLoseReply` (requests
+    of a batch are sent one after another, so one request is in flight). The step is taken only
+    if the event makes such a write."""
+
+    broker: int
+
+
+@dataclass(frozen=True, slots=True)
 class SchedulerAutoRebalance:
     """The active controller `broker`'s scheduler fires the auto leader rebalance task."""
 
@@ -144,4 +171,4 @@ Action = (BrokerStart | BrokerCrash | ZkSessionExpire | BrokerNoticeExpiry | Con
 ALL_ACTIONS = (BrokerStart, BrokerCrash, ZkSessionExpire, BrokerNoticeExpiry, ControllerProcessEvent,
                NetworkDeliver, LeaderShrinkIsr, LeaderExpandIsr, BrokerRequestControlledShutdown,
                BrokerShutdown, AdminPreferredElection, AdminReassign, AdminDeleteTopic, AdminCreateTopic, AdminMoveController,
-               SchedulerAutoRebalance)
+               SchedulerAutoRebalance, ZkLoseReply, ZkConnectionLoss)

@@ -275,6 +275,8 @@ class Budget(IntEnum):
     AUTO_REBALANCES = 7
     CONTROLLER_MOVES = 8
     TOPIC_CREATIONS = 9
+    LOST_ACKS = 10
+    CONNECTION_LOSSES = 11
 
 
 class Ghost(IntEnum):

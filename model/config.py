@@ -33,6 +33,8 @@ OVERLAP_KINDS = {
     "auto_rebalance": "max_auto_rebalances",
     "controller_move": "max_controller_moves",
     "topic_creation": "max_topic_creations",
+    "lost_ack": "max_lost_acks",
+    "connection_loss": "max_connection_losses",
 }
 
 
@@ -57,7 +59,12 @@ class ModelConfig:
     #: Faults, each bounded.
     max_broker_crashes: int = 1
     max_session_expiries: int = 1
+    #: Lost ZooKeeper replies (`ZkLoseReply`): a controller's partition-state write applied but
+    #: answered CONNECTIONLOSS, then retried (docs/model.md, "Lost ZooKeeper replies").
     max_lost_acks: int = 0
+    #: Connection losses without expiry (`ZkConnectionLoss`): the session survives, its watches
+    #: too, the request in flight fails with CONNECTIONLOSS and is retried.
+    max_connection_losses: int = 0
     max_leader_isr_shrinks: int = 0
     #: Admin operations, each bounded.
     max_controlled_shutdowns: int = 0
@@ -184,6 +191,7 @@ _RANGES: dict[str, tuple[int, Any]] = {
     "max_broker_crashes": (0, 4),
     "max_session_expiries": (0, 4),
     "max_lost_acks": (0, 2),
+    "max_connection_losses": (0, 2),
     "max_leader_isr_shrinks": (0, 4),
     "max_controlled_shutdowns": (0, 3),
     "max_preferred_elections": (0, 3),

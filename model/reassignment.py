@@ -109,12 +109,14 @@ class ReassignmentMixin:
 
     def update_leader_epoch_and_send_request(self, p: int) -> None:
         """Bump the leader epoch (no leader or ISR change) and tell ORS and AR (`updateLeaderEpoch`)."""
-        znode = self.zk.partitions[p]
-        if znode == NO_ZNODE:
-            raise KafkaError("Cannot update leader epoch for partition as leaderAndIsr path is empty")
-        if znode.controller_epoch > self.epoch:
-            raise KafkaError("Leader and isr path written by another controller")  # StateChangeFailedException
-        written = self.write_leader_and_isr(p, LeaderAndIsr(znode.leader, znode.leader_epoch + 1, znode.isr), znode)
+        written = None
+        while written is None:   # re-read and write again on BADVERSION (after a lost reply)
+            znode = self.zk.partitions[p]
+            if znode == NO_ZNODE:
+                raise KafkaError("Cannot update leader epoch for partition as leaderAndIsr path is empty")
+            if znode.controller_epoch > self.epoch:
+                raise KafkaError("Leader and isr path written by another controller")  # StateChangeFailedException
+            written = self.write_leader_and_isr(p, LeaderAndIsr(znode.leader, znode.leader_epoch + 1, znode.isr), znode)
         self.new_batch()
         self.add_leader_and_isr(self.origin_replicas(p), p, written, is_new=False)
         self.add_leader_and_isr(self.adding[p], p, written, is_new=True)

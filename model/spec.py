@@ -44,6 +44,8 @@ from kcm.model.actions import (
     LeaderShrinkIsr,
     NetworkDeliver,
     SchedulerAutoRebalance,
+    ZkConnectionLoss,
+    ZkLoseReply,
     ZkSessionExpire,
 )
 from kcm.model.cluster import (
@@ -68,7 +70,7 @@ from kcm.model.properties import Model
 from kcm.model.symmetry import representative, representative_in, symmetry_group
 from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE
 from kcm.model.variants import flags_for
-from kcm.model.world import Overflow, World
+from kcm.model.world import NoEffect, Overflow, World
 
 
 def default_assignment(cfg: ModelConfig, p: int) -> tuple[int, ...]:
@@ -150,6 +152,7 @@ _BUDGET_FIELD = {
     Budget.PREFERRED_ELECTIONS: "max_preferred_elections", Budget.REASSIGNMENTS: "max_reassignments",
     Budget.TOPIC_DELETIONS: "max_topic_deletions", Budget.AUTO_REBALANCES: "max_auto_rebalances",
     Budget.CONTROLLER_MOVES: "max_controller_moves", Budget.TOPIC_CREATIONS: "max_topic_creations",
+    Budget.LOST_ACKS: "max_lost_acks", Budget.CONNECTION_LOSSES: "max_connection_losses",
 }
 assert set(_BUDGET_FIELD) == set(Budget)
 #: The budget each kind of an overlapping run spends (`OVERLAP_KINDS` names the field).
@@ -195,7 +198,7 @@ def reassignment_targets(cfg: ModelConfig, current: tuple[int, ...]) -> list[tup
 
 
 _FAULTS = frozenset({Budget.BROKER_CRASHES, Budget.SESSION_EXPIRIES, Budget.LEADER_ISR_SHRINKS,
-                     Budget.CONTROLLER_MOVES})
+                     Budget.CONTROLLER_MOVES, Budget.LOST_ACKS, Budget.CONNECTION_LOSSES})
 _ADMIN = frozenset(Budget) - _FAULTS
 
 
@@ -238,6 +241,10 @@ def enabled_actions(cfg: ModelConfig, state: Cluster) -> list:
             out.append(BrokerNoticeExpiry(b))
         if broker.queue:
             out.append(ControllerProcessEvent(b))
+            if session and broker.connected and left(Budget.LOST_ACKS):
+                out.append(ZkLoseReply(b))
+            if session and broker.connected and left(Budget.CONNECTION_LOSSES):
+                out.append(ZkConnectionLoss(b))
         if broker.connected and session:
             sd = broker.shutdown
             if zk.controller != NONE and (
@@ -293,7 +300,7 @@ def step(cfg: ModelConfig, state: Cluster, action, world: World | None = None) -
     w = world if world is not None else World(cfg, flags_for(cfg.variant), state)
     try:
         _apply(w, action)
-    except Overflow:
+    except (Overflow, NoEffect):
         return None
     return w.freeze()
 
@@ -310,6 +317,16 @@ def _apply(w: World, action) -> None:  # noqa: C901 - one arm per action, as a T
         event = broker.queue[0]
         w.brokers[b] = broker._replace(queue=broker.queue[1:])
         Controller(w, b).process(event)
+    elif kind is ZkLoseReply or kind is ZkConnectionLoss:
+        _spend(w, Budget.LOST_ACKS if kind is ZkLoseReply else Budget.CONNECTION_LOSSES)
+        b = action.broker
+        broker = w.brokers[b]
+        event = broker.queue[0]
+        w.brokers[b] = broker._replace(queue=broker.queue[1:])
+        w.lose_reply = b
+        Controller(w, b).process(event)
+        if w.lose_reply == b:
+            raise NoEffect(action)   # the event wrote no partition state: no reply to lose
     elif kind is NetworkDeliver:
         broker_side.deliver(w, action.src, action.dst)
     elif kind is BrokerStart:

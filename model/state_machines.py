@@ -30,6 +30,14 @@ Partition transitions:
     Online,Offline -> Online      re-read the znode; abort if a newer controller wrote it; elect
                                   with the given strategy; conditional, fenced write; LeaderAndIsr
     * -> Offline, Offline -> NonExistent   mark only
+
+ZooKeeper failures are per partition, as in 2.6 (review D10): a read or write that fails on an
+expired session (a zombie controller) fails the partitions it was for (`logFailedStateChange`,
+they keep their state), the rest of the handler goes on and the batch is sent; only
+ControllerMoved (the epoch fence) abandons the event. A lost reply (`ZkLoseReply`,
+`ZkConnectionLoss`) to a partition-state write is retried as `retryRequestsUntilConnected` does:
+a create then fails with NODEEXISTS, a conditional set with BADVERSION, which the callers' loops
+retry from a fresh read (docs/model.md, "Lost ZooKeeper replies").
 """
 
 from __future__ import annotations
@@ -271,10 +279,19 @@ class StateMachinesMixin:
         (kafka@2.6.x:core/src/main/scala/kafka/zk/KafkaZkClient.scala `updateLeaderAndIsr`). A
         zombie (an expired session it has not noticed) therefore fails every partition here and
         the handler goes on."""
+        done: dict[int, PartitionZnode] = {}
+        remaining = list(partitions)
+        while remaining:   # `removeReplicasFromIsr`: until no partition is left to retry
+            finished, remaining = self._do_remove_replicas_from_isr(b, remaining)
+            done.update(finished)
+        return {p: done[p] for p in partitions if p in done}   # in the order of the call
+
+    def _do_remove_replicas_from_isr(self, b: int, partitions: list[int]) -> tuple[dict[int, PartitionZnode], list[int]]:
+        """`doRemoveReplicasFromIsr`: (settled partitions, partitions to retry on BADVERSION)."""
         try:
             zk_partitions = self.zk.partitions
         except SessionExpired:
-            return {}
+            return {}, []
         without_replica: list[int] = []
         to_write: dict[int, tuple[LeaderAndIsr, PartitionZnode]] = {}
         for p in partitions:
@@ -286,41 +303,57 @@ class StateMachinesMixin:
                 continue
             old = LeaderAndIsr(znode.leader, znode.leader_epoch, znode.isr)
             to_write[p] = (remove_replica_from_isr(old, b, keep_sole_member=not self.flags.isr_shrink_empties), znode)
-        written = self.update_leader_and_isr({p: new for p, (new, _) in to_write.items()},
-                                             {p: znode for p, (_, znode) in to_write.items()})
+        written, retry = self.update_leader_and_isr({p: new for p, (new, _) in to_write.items()},
+                                                    {p: znode for p, (_, znode) in to_write.items()})
         done: dict[int, PartitionZnode] = {}
-        for p in partitions:   # in the order of the call, as before
+        for p in partitions:
             if p in written:
                 done[p] = written[p]
             elif p in without_replica:
                 cached = zk_partitions[p]._replace(controller_epoch=self.epoch)
                 self.leadership[p] = cached
                 done[p] = cached
-        return done
+        return done, retry
 
     def update_leader_and_isr(self, new: dict[int, LeaderAndIsr], read: dict[int, PartitionZnode]
-                              ) -> dict[int, PartitionZnode]:
-        """`KafkaZkClient.updateLeaderAndIsr`: one fenced conditional setData per partition, on the
-        version read. Returns the partitions written (cached in the context, as the callers do).
-        ControllerMoved propagates; any other failure (an expired session) fails every partition of
-        the call (kafka@2.6.x:core/src/main/scala/kafka/zk/KafkaZkClient.scala `updateLeaderAndIsr`:
-        `case e: Exception => return UpdateLeaderAndIsrResult(leaderAndIsrs.keys ... Left(e))`).
-        Within one step the read is always current, so Kafka's BADVERSION retry loop never turns."""
+                              ) -> tuple[dict[int, PartitionZnode], list[int]]:
+        """`KafkaZkClient.updateLeaderAndIsr`: one fenced conditional setData per partition (in
+        partition order), on the version read. Returns the partitions written (cached in the
+        context, as the callers do) and those to retry (BADVERSION). ControllerMoved propagates; any
+        other failure (an expired session) fails every partition of the call
+        (kafka@2.6.x:core/src/main/scala/kafka/zk/KafkaZkClient.scala `updateLeaderAndIsr`, lines
+        252-290: `case e: Exception => return UpdateLeaderAndIsrResult(... Left(e))`, `case
+        Code.BADVERSION => updatesToRetry += partition`). Within one step the read is current, so
+        BADVERSION comes only from a lost reply (`write_leader_and_isr`)."""
         if not new:
-            return {}
+            return {}, []
         try:
             self.w.check_epoch(self.me, self.epoch)
         except SessionExpired:
-            return {}
-        return {p: self.write_leader_and_isr(p, new[p], read[p]) for p in new}
+            return {}, []
+        written: dict[int, PartitionZnode] = {}
+        retry: list[int] = []
+        for p in sorted(new):
+            znode = self.write_leader_and_isr(p, new[p], read[p])
+            if znode is None:
+                retry.append(p)
+            else:
+                written[p] = znode
+        return written, retry
 
-    def write_leader_and_isr(self, p: int, new: LeaderAndIsr, read: PartitionZnode) -> PartitionZnode:
-        """One partition of `updateLeaderAndIsr`, fenced (the caller checked the epoch), conditional
-        on the version read."""
+    def write_leader_and_isr(self, p: int, new: LeaderAndIsr, read: PartitionZnode) -> PartitionZnode | None:
+        """One partition of `updateLeaderAndIsr`: the fenced setData, conditional on the version
+        read. Returns the znode written and caches it, or None for BADVERSION: when ZooKeeper lost
+        the reply (`ZkLoseReply`), the write is applied but `retryRequestsUntilConnected` sends it
+        again, and the retry finds the controller's own write at version + 1 (the CheckOp still
+        passes). Nothing is cached then: the caller re-reads and tries again, as Kafka's loops do
+        (`electLeaderForPartitions`, `removeReplicasFromIsr`, `updateLeaderEpoch`)."""
         self.w.check_epoch(self.me, self.epoch)
         self.mark_zk_write()
         znode = PartitionZnode(new.leader, new.leader_epoch, tuple(new.isr), self.epoch, read.version + 1)
         self.w.set_partition_state(p, znode)
+        if self.w.reply_lost(self.me):
+            return None
         self.leadership[p] = znode
         return znode
 
@@ -390,10 +423,17 @@ class StateMachinesMixin:
         done = []
         for p, live in with_live:
             if self.zk.partitions[p] != NO_ZNODE:
+                self.w.reply_lost(self.me)   # a failed write can lose its reply too: its retry fails alike
                 continue  # NODEEXISTS: logged as a failed state change
             self.mark_zk_write()
             znode = PartitionZnode(live[0], 0, live, self.epoch, 0)
             self.w.set_partition_state(p, znode)
+            if self.w.reply_lost(self.me):
+                # The create was applied; its retry answers NODEEXISTS, which Kafka 2.6 logs as a
+                # failed state change: the partition stays New, uncached, and no LeaderAndIsr is
+                # sent (PartitionStateMachine.scala `initializeLeaderAndIsrForPartitions`, lines
+                # 259-271: `case code => logFailedStateChange(partition, NewPartition, ...)`).
+                continue
             self.leadership[p] = znode
             self.add_leader_and_isr(znode.isr, p, znode, is_new=True)
             done.append(p)
@@ -408,10 +448,19 @@ class StateMachinesMixin:
         state; the write fails per partition in the same way (`updateLeaderAndIsr`). An `Election`
         is observed only for a partition whose write succeeded."""
         assert strategy is not None, "Election strategy is a required field when the target state is OnlinePartition"
+        results: dict[int, PartitionZnode] = {}
+        remaining = list(partitions)
+        while remaining:   # until no partition is left to retry (BADVERSION after a lost reply)
+            finished, remaining = self._do_elect_leader_for_partitions(remaining, strategy)
+            results.update(finished)
+        return results
+
+    def _do_elect_leader_for_partitions(self, partitions: list[int], strategy: Strategy
+                                        ) -> tuple[dict[int, PartitionZnode], list[int]]:
         try:
             zk_partitions = self.zk.partitions
         except SessionExpired:
-            return {}
+            return {}, []
         online = self.online_mask()
         online_set = frozenset(bits(online))
         chosen: dict[int, tuple] = {}
@@ -444,8 +493,8 @@ class StateMachinesMixin:
             if election.leader_and_isr is None:
                 continue  # StateChangeFailedException: the partition keeps its state
             chosen[p] = (election, expected, znode, unclean)
-        written = self.update_leader_and_isr({p: c[0].leader_and_isr for p, c in chosen.items()},
-                                             {p: c[2] for p, c in chosen.items()})
+        written, retry = self.update_leader_and_isr({p: c[0].leader_and_isr for p, c in chosen.items()},
+                                                    {p: c[2] for p, c in chosen.items()})
         results: dict[int, PartitionZnode] = {}
         for p, (election, expected, znode, unclean) in chosen.items():
             if p not in written:
@@ -456,7 +505,7 @@ class StateMachinesMixin:
                 znode.leader, tuple(election.recipients), self.live, online, znode.isr, unclean))
             self.add_leader_and_isr(election.recipients, p, written[p], is_new=False)
             results[p] = written[p]
-        return results
+        return results, retry
 
     def trigger_online_partition_state_change(self) -> dict:
         """`triggerOnlinePartitionStateChange`: New and Offline partitions of topics not being deleted."""

@@ -55,6 +55,11 @@ class KafkaError(Exception):
     """Any other exception a controller handler throws (IllegalStateException, `None.get`, ...)."""
 
 
+class NoEffect(Exception):
+    """A fault that would change nothing (a lost reply armed for an event that writes no partition
+    state); the step is not taken, so that it does not duplicate the fault-free step."""
+
+
 class ControllerMoved(Exception):
     """A controller write failed the /controller_epoch CheckOp (Kafka's ControllerMovedException)."""
 
@@ -62,7 +67,8 @@ class ControllerMoved(Exception):
 class World:
     """The cluster during one step: mutable at the top level, immutable records inside."""
 
-    __slots__ = ("cfg", "flags", "zk", "brokers", "net", "spent", "nb", "np", "ppt", "ghost", "scenario", "obs")
+    __slots__ = ("cfg", "flags", "zk", "brokers", "net", "spent", "nb", "np", "ppt", "ghost", "scenario", "obs",
+                 "lose_reply")
 
     def __init__(self, cfg: ModelConfig, flags: Flags, state: Cluster) -> None:
         self.cfg = cfg
@@ -79,6 +85,8 @@ class World:
         #: What happened during the step that the next state does not show: the table edges taken
         #: (`Edge`) and the elections made (`Election`). Transition invariants and coverage read it.
         self.obs: list = []
+        #: `ZkLoseReply`: the broker whose next partition-state write this step loses its reply, or -1.
+        self.lose_reply: int = NONE
 
     def freeze(self) -> Cluster:
         return Cluster(self.zk, tuple(self.brokers), tuple(self.net), tuple(self.spent), self.ghost, self.scenario)
@@ -170,6 +178,14 @@ class World:
             self.fire_partition_state(p)
         else:
             self.fire(partition_watch(p), None)
+
+    def reply_lost(self, b: int) -> bool:
+        """Broker `b` makes a partition-state write now: is this the write whose reply is lost?
+        (Consumes the fault: only the first such write of the step loses its reply.)"""
+        if self.lose_reply == b:
+            self.lose_reply = NONE
+            return True
+        return False
 
     def delete_ephemerals(self, b: int) -> None:
         """Session `b` ended: ZooKeeper deletes `/brokers/ids/<b>` and, if `b` owns it, `/controller`."""

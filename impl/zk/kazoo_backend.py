@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 
 from kazoo import exceptions as kz
@@ -125,19 +126,40 @@ class KazooZooKeeper:
         self._listeners: list[SessionListener] = []
         self._watches: dict[str, dict[str, dict[Callable, None]]] = {"data": {}, "child": {}}
         self._last_event: object = None
+        #: How long `wait_until_connected` waits by default (set by `connect`).
+        self.connection_timeout = 5.0
         client.add_listener(self._on_state)
 
     @classmethod
     def connect(cls, hosts: str, *, timeout: float = 5.0, session_timeout: float = 10.0) -> KazooZooKeeper:
-        """Open a session on `hosts` ('host:port,...[/chroot]'), or raise ZooKeeperUnavailable."""
-        client = KazooClient(hosts=hosts, timeout=session_timeout, logger=_kazoo_log)
+        """Open a session on `hosts` ('host:port,...[/chroot]'), or raise ZooKeeperUnavailable.
+
+        After a connection loss kazoo keeps trying to reconnect (to the same session) for as long
+        as it takes, as ZooKeeper's Java client does; `wait_until_connected` bounds how long a
+        caller waits for it (`timeout`, the connection timeout)."""
+        client = KazooClient(hosts=hosts, timeout=session_timeout, logger=_kazoo_log,
+                             connection_retry=dict(max_tries=-1, delay=0.05, backoff=1.5, max_delay=0.5))
         try:
             client.start(timeout=timeout)
         except KazooTimeoutError:
             # kazoo.start has already stopped and closed the client.
             raise ZooKeeperUnavailable(
                 f"ZooKeeper at {_servers(hosts)} is unreachable: no session within {timeout:g} s") from None
-        return cls(client, hosts)
+        zk = cls(client, hosts)
+        zk.connection_timeout = timeout
+        return zk
+
+    def wait_until_connected(self, timeout: float | None = None) -> None:
+        """`ZooKeeperClient.waitUntilConnected`: return once the connection is back (or the session
+        is known to be over: the next call raises SessionExpiredError); raise ZooKeeperUnavailable
+        if it is not back within `timeout` (default: the connection timeout)."""
+        limit = self.connection_timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
+        while not (self._closed or self._expired or self._client.connected):
+            if time.monotonic() > deadline:
+                raise ZooKeeperUnavailable(
+                    f"ZooKeeper at {_servers(self.hosts)} is unreachable: no connection within {limit:g} s")
+            time.sleep(0.02)
 
     def __repr__(self) -> str:
         return f"KazooZooKeeper({self.hosts!r}, session_id={self._session_id:#x})"
@@ -224,8 +246,16 @@ class KazooZooKeeper:
 
     @contextlib.contextmanager
     def _call(self) -> Iterator[None]:
-        """Check that we are still on our own session, and translate kazoo's errors."""
+        """Check that we are still on our own session, and translate kazoo's errors.
+
+        kazoo queues a request made while it reconnects and answers it only once connected, for
+        as long as that takes; so a call first waits for the connection, no longer than the
+        connection timeout (ZooKeeperUnavailable), as a Kafka broker's `waitUntilConnected` would
+        (bounded here so that a ZooKeeper gone for good ends a run instead of hanging it)."""
         self._raise_if_gone()
+        if not self._client.connected:
+            self.wait_until_connected()
+            self._raise_if_gone()
         try:
             yield
         except kz.SessionExpiredError:

@@ -29,13 +29,15 @@ controller's correctness depends on is reproduced exactly, the rest is left out:
   do; an exception in a callback is logged, as the ZooKeeper client's event thread does).
   `Delivery.QUEUED` leaves them for an external scheduler: `pending_watch_events()` lists the head
   of each client's queue, `deliver_watch_event(e)` delivers one (its callback exceptions propagate).
-* **Faults.** `expire_session(session_id)`, and `lose_next_ack(session_id)`: the session's next
-  write is applied (or fails) as usual but the client gets `ConnectionLossError`, so it cannot tell
-  which (reference §6.2, "Connection loss vs. outcome").
+* **Faults.** `expire_session(session_id)`, and `lose_next_ack(session_id, paths=)`: the
+  session's next write (on a path `paths` accepts) is applied (or fails) as usual but the client
+  gets `ConnectionLossError`, so it cannot tell which (reference §6.2, "Connection loss vs.
+  outcome"); `drop_connection(session_id)`: the connection is lost and re-established within the
+  session timeout (see there).
 
 All state is guarded by one lock; callbacks run outside it. Left out: ACLs, quotas, the
-`/zookeeper` system subtree, connection loss without expiry (it changes nothing a client can see
-here but a retried request, which `lose_next_ack` already covers).
+`/zookeeper` system subtree, several requests in flight at once (a client's requests are answered
+one at a time, so a connection loss fails only the one in flight).
 """
 
 from __future__ import annotations
@@ -120,6 +122,11 @@ class _Session:
     state: str = "live"                # live | expired | closed
     noticed: bool = False              # the expiry notice has been queued
     lost_acks: int = 0                 # armed "lose the next acknowledgement" faults
+    #: Which writes an armed lost acknowledgement may hit (None: any); see `lose_next_ack`.
+    lost_ack_paths: Callable[[str], bool] | None = None
+    #: The armed lost acknowledgement is a connection drop (`drop_connection`): the listeners hear
+    #: SUSPENDED, then CONNECTED to the same session.
+    drop_connection: bool = False
     listeners: list[SessionListener] = field(default_factory=list)
 
 
@@ -262,10 +269,39 @@ class MemoryZooKeeperServer:
                 self._notice_expiry(session)
         self._after_operation()
 
-    def lose_next_ack(self, session_id: int, count: int = 1) -> None:
-        """The session's next `count` writes are applied (or fail) but answer ConnectionLossError."""
+    def lose_next_ack(self, session_id: int, count: int = 1, *, paths: Callable[[str], bool] | None = None) -> None:
+        """The session's next `count` writes are applied (or fail) but answer ConnectionLossError.
+
+        With `paths`, only a write one of whose ops is on a path `paths` accepts loses its reply
+        (the model's `ZkLoseReply` hits the first partition-state write of an event)."""
         with self._lock:
-            self._session(session_id).lost_acks += count
+            session = self._session(session_id)
+            session.lost_acks += count
+            session.lost_ack_paths = paths
+
+    def drop_connection(self, session_id: int, *, paths: Callable[[str], bool] | None = None) -> None:
+        """The session's connection drops while its next write (on a path `paths` accepts) is in
+        flight and is re-established within the session timeout: the write is applied but answers
+        ConnectionLossError, the session, its ephemerals and its armed watches survive, and its
+        listeners hear SUSPENDED then CONNECTED (queued like watch events). Requests are answered one
+        at a time here, so the one in flight is the only one that fails; Kafka's
+        `retryRequestsUntilConnected` resends it (a request that had not reached the server would
+        simply be applied by the resend: no fault to inject)."""
+        with self._lock:
+            session = self._session(session_id)
+            session.lost_acks += 1
+            session.lost_ack_paths = paths
+            session.drop_connection = True
+
+    def pending_lost_acks(self, session_id: int) -> int:
+        """How many armed lost acknowledgements the session has not spent yet."""
+        with self._lock:
+            return self._session(session_id).lost_acks
+
+    def cancel_lost_acks(self, session_id: int) -> None:
+        with self._lock:
+            session = self._session(session_id)
+            session.lost_acks, session.lost_ack_paths, session.drop_connection = 0, None, False
 
     # ---- delivery ----------------------------------------------------------------------------
 
@@ -348,9 +384,15 @@ class MemoryZooKeeperServer:
                 else:
                     self._nodes, self._zxid = txn.nodes, txn.zxid
                     self._fire(txn.triggers)
-                if session.lost_acks:
+                if session.lost_acks and (session.lost_ack_paths is None
+                                          or any(session.lost_ack_paths(op.path) for op in ops)):
                     session.lost_acks -= 1
                     outcome = ConnectionLossError("the reply to this write was lost (injected fault)")
+                    if session.drop_connection:
+                        session.drop_connection = False
+                        listeners = tuple(session.listeners)
+                        self._enqueue(session.id, SessionState.SUSPENDED, listeners)
+                        self._enqueue(session.id, SessionState.CONNECTED, listeners)
         finally:
             self._after_operation()
         if isinstance(outcome, ZooKeeperError):

@@ -31,13 +31,14 @@ import pytest
 
 from kcm.impl.zk.kazoo_backend import KazooZooKeeper, expire_session
 from kcm.impl.zk.memory import MemoryZooKeeperServer
-from kcm.impl.zk.protocol import EventType, WatchedEvent, ZooKeeper
+from kcm.impl.zk.protocol import EventType, WatchedEvent, ZooKeeper, ZooKeeperUnavailable
 
 JAVA_DIR = Path("/usr/share/java")
 ZOOKEEPER_HOME = Path("/usr/share/zookeeper")
 ZOOKEEPER_JAR = JAVA_DIR / "zookeeper.jar"
 STARTUP_DEADLINE_S = 60   # a cold JVM on a loaded CI machine; a warm start takes under a second
 WAIT_S = 20               # upper bound for an event that is certainly coming
+CONNECT_S = 30            # a session on a loaded machine (the server answers ruok before it takes sessions)
 
 
 def free_port() -> int:
@@ -63,43 +64,88 @@ def _answers_ruok(port: int) -> bool:
         return False
 
 
+class ZooKeeperProcess:
+    """A standalone ZooKeeper on a loopback port, with its data in `work`; it can be stopped and
+    started again on the same port and data (its sessions survive a restart: the server restores
+    them from its log and gives each a fresh timeout)."""
+
+    def __init__(self, work: Path, tick_ms: int = 500) -> None:
+        java = shutil.which("java") or "/usr/bin/java"
+        if not ZOOKEEPER_JAR.exists() or not os.access(java, os.X_OK):
+            pytest.fail(f"ZooKeeper is not installed ({ZOOKEEPER_JAR} or java missing): install the Debian "
+                        "package `zookeeper` (`make test` does it through scripts/sysdeps.sh)", pytrace=False)
+        self.java = java
+        self.work = work
+        work.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.hosts = f"127.0.0.1:{self.port}"
+        self.config = work / "zoo.cfg"
+        self.config.write_text(f"tickTime={tick_ms}\ndataDir={work / 'data'}\nclientPort={self.port}\n"
+                               "clientPortAddress=127.0.0.1\nadmin.enableServer=false\n"
+                               "4lw.commands.whitelist=ruok\nmaxClientCnxns=0\n")
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        """Start the server and wait (up to STARTUP_DEADLINE_S) until it answers `ruok`."""
+        with (self.work / "zookeeper.log").open("ab") as log:
+            self.process = subprocess.Popen(
+                [self.java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", _classpath(),
+                 "-Dzookeeper.jmx.log4j.disable=true", "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+                 str(self.config)],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + STARTUP_DEADLINE_S
+        while not _answers_ruok(self.port):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                tail = (self.work / "zookeeper.log").read_text(errors="replace")[-2000:]
+                pytest.fail(f"ZooKeeper did not start on {self.hosts} (exit {self.process.poll()}); log:\n{tail}",
+                            pytrace=False)
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        """Kill the server's whole process group (as a crash would) and wait for it."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait()
+
+
+def connect_real(hosts: str, **kwargs) -> KazooZooKeeper:
+    """A session on a real server, tolerant of a loaded machine: a generous connection timeout,
+    tried again until CONNECT_S has passed."""
+    deadline = time.monotonic() + CONNECT_S
+    while True:
+        try:
+            return KazooZooKeeper.connect(hosts, timeout=kwargs.pop("timeout", WAIT_S), **kwargs)
+        except ZooKeeperUnavailable:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
 @pytest.fixture(scope="session")
 def zookeeper_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A standalone ZooKeeper on loopback for the whole test session; yields 'host:port'."""
-    java = shutil.which("java") or "/usr/bin/java"
-    if not ZOOKEEPER_JAR.exists() or not os.access(java, os.X_OK):
-        pytest.fail(f"ZooKeeper is not installed ({ZOOKEEPER_JAR} or java missing): install the Debian "
-                    "package `zookeeper` (`make test` does it through scripts/sysdeps.sh)", pytrace=False)
-    work = tmp_path_factory.mktemp("zookeeper")
-    port = free_port()
-    config = work / "zoo.cfg"
-    config.write_text(f"tickTime=500\ndataDir={work / 'data'}\nclientPort={port}\nclientPortAddress=127.0.0.1\n"
-                      "admin.enableServer=false\n4lw.commands.whitelist=ruok\nmaxClientCnxns=0\n")
-    log = (work / "zookeeper.log").open("wb")
-    process = subprocess.Popen(
-        [java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", _classpath(),
-         "-Dzookeeper.jmx.log4j.disable=true", "org.apache.zookeeper.server.quorum.QuorumPeerMain", str(config)],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    server = ZooKeeperProcess(tmp_path_factory.mktemp("zookeeper"))
+    server.start()
     try:
-        deadline = time.monotonic() + STARTUP_DEADLINE_S
-        while not _answers_ruok(port):
-            if process.poll() is not None or time.monotonic() > deadline:
-                tail = (work / "zookeeper.log").read_text(errors="replace")[-2000:]
-                pytest.fail(f"ZooKeeper did not start on 127.0.0.1:{port} (exit {process.poll()}); log:\n{tail}",
-                            pytrace=False)
-            time.sleep(0.05)
-        yield f"127.0.0.1:{port}"
+        yield server.hosts
     finally:
-        try:
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=10)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            process.wait()
-        log.close()
+        server.stop()
+
+
+@pytest.fixture
+def zookeeper_process(tmp_path: Path) -> Iterator[ZooKeeperProcess]:
+    """A ZooKeeper of the test's own, which the test may stop and start again."""
+    server = ZooKeeperProcess(tmp_path / "zookeeper")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 class Recorder:
@@ -145,14 +191,14 @@ class RealBackend:
         self.hosts = hosts
         self.chroot = f"/test-{uuid.uuid4().hex[:12]}"
         self._clients: list[KazooZooKeeper] = []
-        admin = KazooZooKeeper.connect(hosts)
+        admin = connect_real(hosts)
         try:
             admin.create(self.chroot)
         finally:
             admin.close()
 
     def connect(self) -> ZooKeeper:
-        zk = KazooZooKeeper.connect(self.hosts + self.chroot)
+        zk = connect_real(self.hosts + self.chroot)
         self._clients.append(zk)
         return zk
 

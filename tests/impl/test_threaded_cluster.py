@@ -37,7 +37,7 @@ def wait_for(condition, timeout_s: float = WAIT_S) -> bool:
 @pytest.fixture(params=["zookeeper", "memory"])
 def cluster(request):
     zk = request.getfixturevalue("zookeeper_hosts") if request.param == "zookeeper" else "memory"
-    c = ThreadedCluster(3, zookeeper=zk, config=FAST, session_timeout_s=0.3)
+    c = ThreadedCluster(3, zookeeper=zk, config=FAST, session_timeout_s=0.3, connect_timeout_s=WAIT_S)
     for b in range(3):
         c.start_broker(b)
     c.create_topic("orders", ORDERS)

@@ -31,3 +31,71 @@ def test_a_zombie_controller_still_sends_the_stop_replica_of_a_controlled_shutdo
     assert s.brokers[0].ctx.replica_states[0][1].name == "OnlineReplica"   # the failed partition keeps its state
     # Broker 1 leads nothing, so the answer lets it stop.
     assert s.brokers[1].shutdown.name == "DONE"
+
+
+# ---- lost replies (`ZkLoseReply`, `max_lost_acks`) ---------------------------------------------------
+
+import dataclasses  # noqa: E402
+
+from kcm import config as presets  # noqa: E402
+from kcm.checker.bfs import explore  # noqa: E402
+from kcm.model.actions import BrokerCrash, ZkConnectionLoss, ZkLoseReply  # noqa: E402
+from kcm.model.spec import enabled_actions  # noqa: E402
+from kcm.model.invariants import cache_matches_zk  # noqa: E402
+from kcm.model.spec import KafkaModel  # noqa: E402
+from kcm.model.spec import init_states as inits  # noqa: E402
+
+
+def test_finding_5_a_lost_reply_to_the_state_create_breaks_cache_matches_zk_in_six_steps():
+    """docs/model.md Finding 5: `tiny` with one lost reply from the cold start."""
+    cfg = dataclasses.replace(presets.load_preset("tiny"), max_lost_acks=1)
+    result = explore(KafkaModel(cfg))
+    assert result.verdict == "violation"
+    (violation,) = result.violations
+    assert (violation.name, violation.kind, violation.trace_length) == ("CacheMatchesZk", "quiescence", 6)
+    # The same by hand: the first controller's failover loses the reply to its create, then heal.
+    s = settle(cfg, step(cfg, inits(cfg)[0], ZkLoseReply(0)))
+    assert s.zk.partitions[0].leader == 0                                  # the znode exists...
+    assert s.brokers[0].ctx.partition_states[0].name == "NewPartition"     # ...the controller says New
+    assert all(b.replicas[0].leader == -1 for b in s.brokers)              # and no broker leads
+    assert not cache_matches_zk(s)
+    assert cache_matches_zk(settle(cfg, inits(cfg)[0]))                    # the fault-free start passes
+
+
+def test_the_zkfaults_preset_is_explored_completely_with_pinned_counts():
+    cfg = presets.load_preset("zkfaults")
+    assert cfg.max_lost_acks == 0 and any("lost_ack" in run for run in cfg.overlapping)
+    result = explore(KafkaModel(cfg))
+    assert result.verdict == "pass", result.summary_lines()
+    assert (result.stats.distinct, result.stats.generated, result.stats.depth) == (13_016, 40_574, 25)
+
+
+def test_the_zkfaults_overlapping_runs_take_both_faults():
+    """Run 1 (a crash, then a lost reply) and run 4 (a crash, then a connection loss): the
+    controller's BrokerChange shrinks the ISR and loses the reply to that write; the retry finds
+    its own write (BADVERSION), re-reads and caches it without writing again."""
+    cfg = presets.load_preset("zkfaults")
+    for run, fault in ((1, ZkLoseReply), (4, ZkConnectionLoss)):
+        s = inits(cfg)[run]
+        assert s.scenario == run and s.zk.controller == 0 and s.zk.partitions[0].isr == (0, 1)
+        s = step(cfg, s, BrokerCrash(1))
+        s = step(cfg, s, ZkSessionExpire(1))   # healing for a dead broker: BrokerChange at 0
+        assert fault(0) in enabled_actions(cfg, s)
+        t = step(cfg, s, fault(0))
+        assert t is not None and t.zk.partitions[0].isr == (0,) and t.zk.partitions[0].version == 1
+        assert t.brokers[0].ctx.leadership[0].isr == (0,)
+        assert t.spent != step(cfg, s, ControllerProcessEvent(0)).spent
+        assert t.zk == step(cfg, s, ControllerProcessEvent(0)).zk   # Kafka's re-read settles it: same ZooKeeper
+
+
+def test_the_fault_budgets_are_validated():
+    import pytest
+
+    from kcm.model.config import ConfigError
+
+    for name in ("max_lost_acks", "max_connection_losses"):
+        with pytest.raises(ConfigError, match=f"field `{name}` = 3 is out of range; allowed 0..2"):
+            ModelConfig.from_mapping({name: 3})
+        with pytest.raises(ConfigError, match=f"field `{name}` = 'x' must be a whole number"):
+            ModelConfig.from_mapping({name: "x"})
+    assert ModelConfig.from_mapping({"overlapping": [["broker_crash", "connection_loss"]]}).overlapping
