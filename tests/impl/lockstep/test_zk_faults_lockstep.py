@@ -79,6 +79,25 @@ def test_a_lost_reply_to_an_isr_shrink_is_settled_by_the_re_read(lockstep):
     assert run.state.brokers[controller].ctx.leadership[0].isr == (before.leader,)
 
 
+def test_a_lost_reply_to_update_leader_epoch_writes_it_again(lockstep):
+    """A reassignment's phase A1 (`updateLeaderEpoch`, kafka@2.6.x:core/src/main/scala/kafka/
+    controller/KafkaController.scala lines 1003-1038): BADVERSION after the lost reply is
+    `case None => false`, so the loop re-reads its own write and bumps the leader epoch again."""
+    cfg = ModelConfig.from_mapping(dict(brokers=2, topics=1, partitions=1, replication_factor=1,
+                                        max_broker_crashes=0, max_session_expiries=0, max_lost_acks=1,
+                                        max_reassignments=1, max_perturbations=2))
+    run = lockstep(cfg)
+    settle(run)
+    before = run.state.zk.partitions[0]
+    run.apply(a.AdminReassign(0, (1,)))
+    run.apply(a.ZkLoseReply(run.state.zk.controller))   # ZkPartitionReassignment: U1-U3, A1
+    after = run.state.zk.partitions[0]
+    assert (after.leader, after.isr) == (before.leader, before.isr)
+    assert (after.leader_epoch, after.version) == (before.leader_epoch + 2, before.version + 2)
+    run.drain()
+    assert run.state.zk.assignment[0] == (1,)
+
+
 def test_zk_lose_reply_is_not_taken_for_an_event_that_writes_no_partition_state():
     """After an operator deletes /controller, each broker's Reelect elects and fails over without
     writing any partition state (every partition already has its leader): the lost reply has
