@@ -263,3 +263,32 @@ def _replay(model: Model, graph: ExploredGraph, steps: list[tuple[int, int]]) ->
         trace.append((action, state))
     return tuple(trace)
 
+
+def reproduces_liveness(model: Model, states: list, actions: list, limit: int = 1_000_000) -> bool:
+    """Whether a replayed trace shows its liveness violation, judged on the trace alone (for
+    `kcm.checker.replay`). A lasso (its last state appears earlier; the first such index is the
+    loop) must be a fair cycle of healing steps through non-quiescent states. Any other trace must
+    end in a state from which no run of healing steps reaches a quiescent state (searched forward,
+    up to `limit` states)."""
+    last = states[-1]
+    loop = next((i for i, s in enumerate(states[:-1]) if s == last), None)
+    if loop is not None:
+        cycle = list(zip(states[loop:-1], actions[loop:]))
+        if any(model.is_quiescent(s) or not model.is_healing(s, a) for s, a in cycle):
+            return False
+        enabled = None
+        for s, _ in cycle:
+            here = {a for a, _ in model.successors(s) if model.is_healing(s, a)}
+            enabled = here if enabled is None else enabled & here
+        return not enabled - {a for _, a in cycle}
+    seen, todo = {last}, [last]
+    while todo and len(seen) <= limit:
+        s = todo.pop()
+        if model.is_quiescent(s):
+            return False
+        for a, t in model.successors(s):
+            if model.is_healing(s, a) and t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return not todo
+

@@ -121,6 +121,19 @@ def test_an_exit_enabled_in_every_state_of_a_component_makes_it_unfair() -> None
     assert res.verdict == "pass" and (res.cyclic_components, res.fair_components) == (1, 0)
 
 
+def test_a_replayed_lasso_reproduces_only_if_it_is_a_fair_livelock() -> None:
+    from kcm.checker.liveness import reproduces_liveness
+
+    states = ["start", "elected", "resigned", "elected"]
+    actions = [Elect(), Resume(), Elect()]
+    assert reproduces_liveness(Failover(), states, actions)
+    assert reproduces_liveness(Failover(escape="elected"), states, actions)
+    assert not reproduces_liveness(Failover(escape="always"), states, actions)  # Complete is forced
+    # Not a lasso: judged by whether healing can settle the last state.
+    assert reproduces_liveness(Failover(), ["start"], [])
+    assert not reproduces_liveness(Failover(escape="elected"), ["start"], [])
+
+
 def test_known_loops_are_listed_not_failed() -> None:
     class Known(Failover):
         def known_loops(self):
