@@ -68,7 +68,8 @@ EVENTUALLY_QUIESCENT = "EventuallyQuiescent"
 QUIESCENCE_REACHABLE = "QuiescenceAlwaysReachable"
 LIVENESS_PROPERTIES = (EVENTUALLY_QUIESCENT, QUIESCENCE_REACHABLE)
 LIVENESS = "liveness"
-#: At most this many fair livelocks are turned into lassos (the others are counted).
+#: At most this many lassos are kept per class (known, unknown); every fair component is still
+#: classified, so one beyond the cap can fail the check.
 MAX_LASSOS = 50
 
 
@@ -157,18 +158,24 @@ def check_liveness(model: Model, graph: ExploredGraph | None, *, backend: str = 
     components = (nx_scc if chosen == "nx" else tarjan_scc)(graph, unsettled, healing)
     cyclic = [c for c in components if nontrivial(graph, c, healing)]
     fair = sorted((c for c in cyclic if _is_fair(graph, c, healing)), key=min)
-    lassos = [_lasso(model, graph, c, healing) for c in fair[:max_lassos]]
     known_loops = tuple(model.known_loops())
     known, unknown = [], []
-    for lasso in lassos:
+    known_entries: set[int] = set()
+    unknown_count = 0
+    for component in fair:
+        lasso = _lasso(model, graph, component, healing)
         cycle = lasso.trace[lasso.loop + 1:]
         match = next((k for k in known_loops if k.property == EVENTUALLY_QUIESCENT and k.matches(cycle)), None)
         if match is None:
-            unknown.append(lasso)
+            unknown_count += 1
+            if len(unknown) < max_lassos:
+                unknown.append(lasso)
         else:
-            known.append(Lasso(lasso.trace, lasso.loop, lasso.states, lasso.entry, match.name, match.finding))
+            known_entries.add(lasso.entry)
+            if len(known) < max_lassos:
+                known.append(Lasso(lasso.trace, lasso.loop, lasso.states, lasso.entry, match.name, match.finding))
     violations = []
-    if unknown:
+    if unknown_count:
         first = min(unknown, key=lambda x: (len(x.trace), x.loop))
         violations.append(Violation(EVENTUALLY_QUIESCENT, LIVENESS, first.trace, first.loop))
 
@@ -178,11 +185,10 @@ def check_liveness(model: Model, graph: ExploredGraph | None, *, backend: str = 
     reach = nx_reaching if chosen == "nx" else reaching
     can_settle = reach(graph, graph.quiescent, healing)
     stuck = [v for v in range(graph.nodes) if not can_settle[v]]
-    if stuck and known:
+    if stuck and known_entries:
         goal = bytearray(graph.quiescent)
-        entries = {k.entry for k in known}
         for c in fair:
-            if min(c) in entries:
+            if min(c) in known_entries:
                 for v in c:
                     goal[v] = 1
         excused = reach(graph, goal, healing)

@@ -59,6 +59,10 @@ def test_the_synthetic_loop_is_caught_with_a_pinned_lasso(liveness_of) -> None:
     # The loop starts with the first controller: no state settles.
     assert live.unsettleable_states == live.nodes == 11_277
     assert QUIESCENCE_REACHABLE in {x.name for x in live.violations}
+    # Lassos kept are capped; every fair component is still judged.
+    from kcm.checker.liveness import check_liveness
+    capped = check_liveness(model, result.extra["graph"], max_lassos=1)
+    assert len(capped.livelocks) == 1 and capped.violations[0].loop == 9
 
 
 def test_the_healing_actions_are_the_ones_settle_takes() -> None:
@@ -73,3 +77,24 @@ def test_the_healing_actions_are_the_ones_settle_takes() -> None:
         assert heals(state, action)
         state = step(cfg, state, action)
     assert quiescent(state)
+
+
+def test_a_known_loop_keeps_the_gate_green_and_is_still_listed(liveness_of) -> None:
+    """How a Kafka 2.6 loop is listed (model/known_loops.py): here L1's loop, recognised by its
+    cycle, as if it were a 2.6 behaviour; both properties then pass and the lasso is kept."""
+    from kcm.checker.liveness import check_liveness
+    from kcm.model.known_loops import KnownLoop
+    from kcm.model.spec import KafkaModel
+
+    model, result, _ = liveness_of("l1")
+    respin = KnownLoop("ReplicaLeaderElectionRespins", "F-test", EVENTUALLY_QUIESCENT,
+                       lambda cycle: all(type(a) is A.ControllerProcessEvent for a, _ in cycle))
+
+    class Known(KafkaModel):
+        def known_loops(self):
+            return (respin,)
+
+    live = check_liveness(Known(model.cfg, symmetry=False), result.extra["graph"])
+    assert live.verdict == "pass", live.summary_lines()
+    assert {k.known for k in live.known} == {"ReplicaLeaderElectionRespins"}
+    assert min((k.prefix_length, k.cycle_length) for k in live.known) == (9, 1)
