@@ -131,12 +131,16 @@ class LivenessResult:
         for name in LIVENESS_PROPERTIES:
             v = next((x for x in self.violations if x.name == name), None)
             lines.append(f"  liveness '{name}': " + ("holds" if v is None else (
-                f"violated by a lasso: {v.loop} steps to a cycle of {v.trace_length - v.loop} steps"
+                f"violated by a lasso: {_n(v.loop)} to a cycle of {_n(v.trace_length - v.loop)}"
                 if v.loop is not None else f"violated after {v.trace_length} steps")))
         for k in self.known:
-            lines.append(f"  known 2.6 loop '{k.known}' ({k.finding}): lasso of {k.prefix_length} + "
-                         f"{k.cycle_length} steps (listed, not a violation)")
+            lines.append(f"  known 2.6 loop '{k.known}' ({k.finding}): {_n(k.prefix_length)} to a cycle of "
+                         f"{_n(k.cycle_length)} (listed, not a violation)")
         return lines
+
+
+def _n(steps: int) -> str:
+    return f"{steps} step{'' if steps == 1 else 's'}"
 
 
 def check_liveness(model: Model, graph: ExploredGraph | None, *, backend: str = "auto",

@@ -103,8 +103,9 @@ class CheckResult:
         for v in self.violations:
             where = f"after {v.trace_length} steps" if v.trace is not None else "never met"
             if v.loop is not None:
-                where = (f"by a lasso: {v.loop} steps to a cycle of {v.trace_length - v.loop} steps "
-                         f"back to state {v.loop}")
+                cycle = v.trace_length - v.loop
+                where = (f"by a lasso: {v.loop} step{'' if v.loop == 1 else 's'} to a cycle of {cycle} "
+                         f"step{'' if cycle == 1 else 's'} back to state {v.loop}")
             lines.append(f"  {v.kind} '{v.name}' violated, {where}")
         for g in self.goals.values():
             lines.append(f"  goal '{g.name}': " + (f"met in {g.trace_length} steps" if g.met else "not met"))

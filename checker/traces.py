@@ -169,9 +169,10 @@ def render_text(trace: ItfTrace) -> str:
     if trace.kind == "deadlock":
         lines += ["", "No action is enabled in this state, and it is not a legal end state."]
     if trace.loop is not None:
-        lines += ["", f"Back to state {trace.loop} (the state after step {last} equals it): steps "
-                  f"{trace.loop + 1}-{last} repeat forever, each healing action enabled all along the cycle "
-                  "is taken on it (weak fairness holds), and no state on it is quiescent."]
+        repeat = f"step {last} repeats" if last == trace.loop + 1 else f"steps {trace.loop + 1}-{last} repeat"
+        lines += ["", f"Back to state {trace.loop} (the state after step {last} equals it): {repeat} forever, "
+                  "each healing action enabled all along the cycle is taken on it (weak fairness holds), "
+                  "and no state on it is quiescent."]
     return "\n".join(lines) + "\n"
 
 
@@ -310,7 +311,9 @@ def sequence_diagram(trace: ItfTrace) -> str:
         out.append("  " + " -> ".join(f"step_{i}" for i in range(len(steps) + 1)) + " [style=invis, weight=100];")
     if loop is not None and steps:
         # The lasso's cycle (blue) closes at its last step: the next step is step loop + 1 again.
-        out.append(f"  loop_back [shape=plaintext, fontcolor=\"#1f5fbf\", label={_q(f'back to state {loop}: steps {loop + 1}-{len(steps)} repeat forever')}];")
+        repeat = (f"step {len(steps)} repeats" if len(steps) == loop + 1
+                  else f"steps {loop + 1}-{len(steps)} repeat")
+        out.append(f"  loop_back [shape=plaintext, fontcolor=\"#1f5fbf\", label={_q(f'back to state {loop}: {repeat} forever')}];")
         out.append(f"  step_{len(steps)} -> loop_back [style=invis, weight=100];")
         out.append(f"  loop_back -> step_{loop + 1} [color=\"#1f5fbf\", style=dashed, constraint=false];")
     out.append("}")
