@@ -48,3 +48,27 @@ def test_tiny_seen_from_its_partition(liveness_of) -> None:
 def test_a_partition_out_of_range_is_one_line(capsys) -> None:
     assert main(["diagram", "reachable", "--preset", "tiny", "--partition", "1"]) == 2
     assert capsys.readouterr().err.strip() == "kcm: error: --partition 1: preset 'tiny' has 1 partition(s), 0 to 0"
+
+
+def test_the_tables_reachability_validation_agrees_with_networkx() -> None:
+    """model/tables.py validates by its own stdlib fixpoint (the model imports no networkx); the
+    same question asked of networkx on the tables' graphs, and on a table with a state cut off."""
+    import dataclasses
+
+    import networkx as nx
+    import pytest
+
+    from kcm.model.states import PartitionState
+    from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE, REPLICA_TABLE_PRE_2_3, TableError
+
+    for table in (REPLICA_TABLE, REPLICA_TABLE_PRE_2_3, PARTITION_TABLE):
+        g = nx.DiGraph(list(table.edges()))
+        g.add_nodes_from(table.states)
+        assert nx.descendants(g, table.initial) | {table.initial} == set(table.states)
+    rows = dict(PARTITION_TABLE.valid_previous_states)
+    rows[PartitionState.OfflinePartition] = frozenset({PartitionState.OfflinePartition})
+    g = nx.DiGraph([(frm, to) for to, frms in rows.items() for frm in frms])
+    g.add_nodes_from(PartitionState)
+    assert PartitionState.OfflinePartition not in nx.descendants(g, PARTITION_TABLE.initial)
+    with pytest.raises(TableError, match="OfflinePartition is unreachable"):
+        dataclasses.replace(PARTITION_TABLE, valid_previous_states=rows)  # validated on construction
