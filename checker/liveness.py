@@ -14,9 +14,10 @@ infinite run does) and is weakly fair to each healing action reaches a quiescent
 unfair to action A if, from some point on, A is enabled in every state and never taken.
 
 A violation is a cycle, and the check is on strongly connected components, as TLC's liveness
-checker does (`tlc2.tool.liveness.LiveCheck`/`LiveWorker.checkComponent`: Tarjan's SCCs of the
-behaviour graph, each SCC tested against the fairness conditions, `[]<>(~ENABLED A \\/ <A>_v)` for
-each `WF_vars(A)`). Take the subgraph H of healing edges between non-quiescent states (a run that
+checker does (tlaplus `tlatools/.../tlc2/tool/liveness/LiveWorker.java`: `checkSccs` runs an
+iterative Tarjan over the behaviour graph and `checkComponent` tests each SCC against the fairness
+conditions, `[]<>(~ENABLED A \\/ <A>_v)` for each `WF_vars(A)`, before printing the shortest
+prefix and a cycle through the SCC). Take the subgraph H of healing edges between non-quiescent states (a run that
 reaches a quiescent state satisfies the property, so those states are removed first: a cycle that
 avoids them may still exist in a component that contains one). A component C of H with a cycle is
 a **fair livelock** iff for every healing action A enabled (by a healing edge, to anywhere) in

@@ -98,3 +98,17 @@ def test_a_known_loop_keeps_the_gate_green_and_is_still_listed(liveness_of) -> N
     assert live.verdict == "pass", live.summary_lines()
     assert {k.known for k in live.known} == {"ReplicaLeaderElectionRespins"}
     assert min((k.prefix_length, k.cycle_length) for k in live.known) == (9, 1)
+
+
+@pytest.mark.slow
+def test_the_default_preset_settles_under_weak_fairness(liveness_of) -> None:
+    """The CI gate's preset (704,685 states, ~3 million edges: the array backend, not networkx)."""
+    from tests.model.test_default_preset import DEFAULT_COUNTS, DEFAULT_GENERATED
+
+    _, result, live = liveness_of("default")
+    assert result.verdict == "pass"
+    # Every generated edge is kept; the three initial states count as generated, not as edges.
+    assert (live.nodes, live.edges) == (DEFAULT_COUNTS[0], DEFAULT_GENERATED - 3)
+    assert live.backend == "arrays"
+    assert live.verdict == "pass", live.summary_lines()
+    assert live.fair_components == 0 and live.unsettleable_states == 0
