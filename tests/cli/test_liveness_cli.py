@@ -62,3 +62,18 @@ def test_liveness_cut_by_max_depth_is_incomplete_and_not_checked(tmp_path, capsy
                  "--json", str(report_file)]) == 3
     live = json.loads(report_file.read_text())["liveness"]
     assert not live["checked"] and live["properties"]["EventuallyQuiescent"] == "not checked"
+
+
+def test_the_gate_with_liveness_fails_on_a_livelock(tmp_path, capsys) -> None:
+    assert main(["check", "--preset", "l1", "--engine", "local", "--liveness", "--proof-brokers", "1",
+                 "--out", str(tmp_path)]) == 1
+    report = json.loads((tmp_path / "report.json").read_text())
+    jsonschema.validate(report, SCHEMA)
+    assert report["verdict"] == "violation" and report["liveness"]["properties"]["EventuallyQuiescent"] == "violated"
+    # Without --liveness the same gate passes: nothing else sees the loop.
+    assert main(["check", "--preset", "l1", "--engine", "local", "--proof-brokers", "1", "--out", str(tmp_path)]) == 0
+
+
+def test_synthetic_variants_are_refused_where_the_implementation_is_needed(capsys) -> None:
+    assert main(["fuzz", "--preset", "l1"]) == 2
+    assert "variant L1 is synthetic" in capsys.readouterr().err
