@@ -56,8 +56,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from kcm.checker.graph import (
     ExploredGraph, choose_backend, nontrivial, nx_reaching, nx_scc, reaching, shortest_path, tarjan_scc,
@@ -105,7 +104,7 @@ class LivenessResult:
     violations: tuple[Violation, ...] = ()
     #: Fair livelocks matched by a known loop of the model (listed, not violations).
     known: tuple[Lasso, ...] = ()
-    #: Fair livelocks not matched by a known loop (the first is the violation's lasso).
+    #: Fair livelocks not matched by a known loop (the violation shows the shortest).
     livelocks: tuple[Lasso, ...] = ()
     #: Components of the healing subgraph (off the quiescent states) that have a cycle.
     cyclic_components: int = 0
@@ -120,7 +119,6 @@ class LivenessResult:
     backend: str = ""
     duration_s: float = 0.0
     reason: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def summary_lines(self) -> list[str]:
         if self.verdict == "not checked":
@@ -133,7 +131,7 @@ class LivenessResult:
             v = next((x for x in self.violations if x.name == name), None)
             lines.append(f"  liveness '{name}': " + ("holds" if v is None else (
                 f"violated by a lasso: {_n(v.loop)} to a cycle of {_n(v.trace_length - v.loop)}"
-                if v.loop is not None else f"violated after {v.trace_length} steps")))
+                if v.loop is not None else f"violated: no healing run settles the state reached in {_n(v.trace_length)}")))
         for k in self.known:
             lines.append(f"  known 2.6 loop '{k.known}' ({k.finding}): {_n(k.prefix_length)} to a cycle of "
                          f"{_n(k.cycle_length)} (listed, not a violation)")
