@@ -20,6 +20,7 @@ bench: $(VENV)/.installed-dev sysdeps-run
 
 diagrams docs: $(VENV)/.installed sysdeps-run
 	$(BIN)/kcm diagram tables --format dot --format svg --out docs/diagrams
+	$(BIN)/kcm diagram reachable --preset tiny --format dot --format svg --out docs/diagrams
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)

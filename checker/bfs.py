@@ -33,6 +33,14 @@ traces, coverage assembly) happens at violations or at the end. Per-action count
 the action's type when the model keeps the default `action_name` (no call per edge), and table
 edges are only asked for when the model overrides `edges_taken`.
 
+Graph. With `keep_graph` the explorer also records the whole graph it explores in compact arrays
+(`kcm.checker.graph.ExploredGraph`, returned as `result.extra["graph"]`), for the liveness checker:
+one node per distinct state in discovery order, one edge per generated edge, each labelled with
+its action's id and whether it heals (`Model.is_healing`), and each node whether it is quiescent
+(`Model.is_quiescent`). Node ids need one state per node, so it refuses symmetry reduction, as TLC
+warns against symmetry with liveness: a cycle of the quotient graph need not be a cycle of the
+real one, and weak fairness is per action instance, which a renaming of ids does not keep.
+
 Interruption (KeyboardInterrupt) and `max_depth` end the run with the verdict "incomplete" and
 everything computed so far.
 """
@@ -45,6 +53,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kcm.checker.coverage import CoverageCounters, build_coverage
+from kcm.checker.graph import NO_PARENT, ExploredGraph
 from kcm.checker.result import (
     DEADLOCK, INCOMPLETE, PASS, VIOLATION, CheckResult, Goal, Trace, Violation,
 )
@@ -75,6 +84,8 @@ class CheckOptions:
     #: `progress_interval` seconds within a level, and at the end.
     progress: Callable[[Progress], None] | None = None
     progress_interval: float = 5.0
+    #: Record the explored graph (`result.extra["graph"]`) for the liveness checker; needs symmetry off.
+    keep_graph: bool = False
 
 
 class _Stop(Exception):
@@ -145,6 +156,13 @@ class _Explorer:
         self.queue_left = 0
         self.reason = ""
         self.clock = ProgressClock()
+        self.stopped = False
+        self.graph: ExploredGraph | None = None
+        self.ids: dict[bytes, int] = {}
+        if opts.keep_graph:
+            if self.symmetric:
+                raise UsageError("keeping the explored graph (liveness) needs symmetry off")
+            self.graph = ExploredGraph()
 
     # ---- the search ---------------------------------------------------------------------------
 
@@ -152,7 +170,7 @@ class _Explorer:
         try:
             self._search()
         except _Stop:
-            pass
+            self.stopped = True
         except KeyboardInterrupt:
             self.reason = "interrupted"
         return self._result()
@@ -178,6 +196,10 @@ class _Explorer:
         frontier: list = []
         next_frontier: list = []
         pos = -1  # the index of the state being expanded; -1 between levels
+        graph, ids = self.graph, self.ids
+        if graph is not None:
+            add_node, add_edge, begin = graph.add_node, graph.add_edge, graph.begin
+            is_healing, is_quiescent = model.is_healing, model.is_quiescent
 
         try:
             # Level 0: the initial states.
@@ -188,6 +210,8 @@ class _Explorer:
                 if f in parents:
                     continue
                 parents[f] = (None, index)
+                if graph is not None:
+                    ids[f] = add_node(NO_PARENT, index, is_quiescent(state))
                 frontier.append((state, f))
                 for p in self.always:
                     if not p.holds(state):
@@ -210,6 +234,9 @@ class _Explorer:
                 try:
                     for pos, (s, f) in enumerate(frontier):
                         n = 0
+                        if graph is not None:
+                            sid = ids[f]
+                            begin(sid)
                         for a, t in successors(s):
                             tf = fp_of(t)
                             k = type(a) if action_name is None else action_name(a)
@@ -226,12 +253,16 @@ class _Explorer:
                                 edges.update(edges_taken(s, a, t))
                             if tf not in parents:
                                 parents[tf] = (f, n)
+                                if graph is not None:
+                                    ids[tf] = add_node(sid, n, is_quiescent(t))
                                 news[k] = news.get(k, 0) + 1
                                 next_frontier.append((t, tf))
                                 for p in always:
                                     if not p.holds(t):
                                         self._violated(p.name, p.kind, self._trace_to(tf), level + 1)
                                         always = self.always
+                            if graph is not None:
+                                add_edge(ids[tf], a, is_healing(s, a))
                             n += 1
                         self.generated += n
                         outdegrees[n] = outdegrees.get(n, 0) + 1
@@ -339,8 +370,12 @@ class _Explorer:
             duration_s=duration,
         )
         self._report(self.opts.progress, "final", stats.depth, stats.queue)
+        extra = {}
+        if self.graph is not None:
+            self.graph.finish(complete=not self.stopped and not self.reason and self.queue_left == 0)
+            extra["graph"] = self.graph
         return CheckResult(
             model=model.name, verdict=verdict, violations=tuple(violations), goals=goals,
             stats=stats, coverage=coverage, symmetry=self.symmetric, checked=self.checked,
-            reason=self.reason,
+            reason=self.reason, extra=extra,
         )

@@ -26,7 +26,8 @@ network queue, say) sets the class attribute `__itf_variant__ = True` so that th
 `source`, `checker` "kcm", `model`, `invariant` and `kind` (the violated property; the ADR
 suggests it, apalache#1728 asks for it), `actions` (the action label per state, `null` for the
 initial one), `trace_length`, `initial_index` (the position of the first state in `Model.init_states()`),
-`config`, and for replay `model_factory` ("module:function") with
+`config`, `loop` for a lasso (also ADR-015's top-level `loop`: the index of the state where the
+cycle starts; the last state equals it), and for replay `model_factory` ("module:function") with
 `model_args` (keyword arguments). Each state's `#meta` holds `index`, `action` (the label, as
 `Model.format_action` renders it), `action_kind` and `action_fields` (the action's own fields as an
 ITF record, which the sequence diagram reads its actors from).
@@ -198,10 +199,12 @@ def itf_document(
     model_factory: str | None = None,
     model_args: Mapping[str, Any] | None = None,
     description: str | None = None,
+    loop: int | None = None,
 ) -> dict:
     """The ITF document (a JSON-ready dict) of `trace`, a sequence of `(action, state)` whose
     first action is None. States become `model.fields(state)`; every state must set the same
-    variables."""
+    variables. A lasso (a livelock) gives `loop`, the index of the state its cycle starts at; its
+    last state equals that one (the last step closes the cycle, so its action is recorded)."""
     if not trace:
         raise ValueError("an ITF trace needs at least the initial state")
     states, labels = [], []
@@ -233,6 +236,8 @@ def itf_document(
         top["kind"] = kind
     top["actions"] = labels
     top["trace_length"] = len(trace) - 1
+    if loop is not None:
+        top["loop"] = loop
     try:  # which initial state, so that a replay by labels starts from the right one
         top["initial_index"] = list(model.init_states()).index(trace[0][1])
     except ValueError:
@@ -242,7 +247,10 @@ def itf_document(
     if model_factory is not None:
         top["model_factory"] = model_factory
         top["model_args"] = _plain_json(dict(model_args or {}))
-    return {"#meta": top, "vars": names, "states": states}
+    document = {"#meta": top, "vars": names, "states": states}
+    if loop is not None:
+        document["loop"] = loop  # ADR-015's own field; `#meta.loop` repeats it for readers of #meta
+    return document
 
 
 def write_itf(path: str | Path, document: Mapping) -> Path:
@@ -350,7 +358,7 @@ def _parse(doc: Any) -> ItfTrace:
     meta = doc.get("#meta", {})
     if not isinstance(meta, dict):
         raise _Bad("'#meta' must be an object")
-    loop = doc.get("loop")
+    loop = doc.get("loop", meta.get("loop"))
     if loop is not None and (not isinstance(loop, int) or isinstance(loop, bool)):
         raise _Bad("'loop' must be an integer")
     raw_states = doc["states"]

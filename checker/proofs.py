@@ -105,6 +105,8 @@ def rules_named(name: str | None) -> Rules:
     key = name.upper()
     if key == KAFKA_1503.name:
         return KAFKA_1503
+    if key in model_variants.SYNTHETIC_VARIANTS:
+        return KAFKA_2_6  # a synthetic variant (a livelock) changes no election rule
     key = {v.jira: v.name for v in model_variants.VARIANTS.values()}.get(key, key)
     if key not in model_variants.VARIANTS:
         raise ValueError(f"unknown variant '{name}'; choose one of {', '.join(variant_names())}")

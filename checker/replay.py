@@ -108,6 +108,10 @@ def reproduces(model: Model, name: str, kind: str, states: Sequence[Any], action
     prev, action = (states[-2], actions[-1]) if actions else (last, None)
     if kind == "deadlock":
         return not model.enabled_actions(last) and not model.is_terminal(last)
+    if kind == "liveness":
+        from kcm.checker.liveness import reproduces_liveness  # liveness imports result, not replay
+
+        return reproduces_liveness(model, states, actions)
     prop = next((p for p in model.properties() if p.name == name), None)
     if prop is None:
         raise ReplayError(f"the model has no property '{name}'")

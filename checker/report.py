@@ -4,9 +4,10 @@ The JSON report is what CI scripts parse, so its shape only grows: a field is ne
 removed without bumping `schema_version`. Its fields (DESIGN.md §4): `schema_version`, `verdict`
 (`pass` / `violation` / `incomplete`), `preset`, `engine`, `distinct_states`, `generated_states`,
 `depth`, `symmetry`, `duration_s`, `violations` (each `invariant`, `kind`, `trace_length`,
-`trace_file`), `goals` (name -> met), `coverage` (`table_edges_taken`, `table_edges_total`,
+`trace_file`, and `loop` for a lasso), `goals` (name -> met), `coverage` (`table_edges_taken`, `table_edges_total`,
 `untaken`, `illegal_requests`, `actions`), `proofs` (each `property`, `brokers`, `result`,
-`seconds`), plus `variant`, `kafka_version` and `kcm_version`.
+`seconds`), plus `variant`, `kafka_version` and `kcm_version`; with `kcm explore --liveness`,
+`liveness` (`liveness_section`).
 
 JUnit XML has one test case per property checked (failed if violated), per goal (failed if not
 met), per proof (failed unless proved) and one for table coverage, so CI dashboards show them.
@@ -69,7 +70,8 @@ def build(result: CheckResult | None, proofs: Sequence[Any], *, preset: str, var
         symmetry=result.symmetry,
         duration_s=round(duration_s if duration_s is not None else result.stats.duration_s, 3),
         violations=[{"invariant": v.name, "kind": v.kind, "trace_length": v.trace_length,
-                     "trace_file": trace_files.get(v.name)} for v in result.violations],
+                     "trace_file": trace_files.get(v.name),
+                     **({"loop": v.loop} if v.loop is not None else {})} for v in result.violations],
         goals={name: g.met for name, g in result.goals.items()},
         coverage={
             "table_edges_taken": len(taken),
@@ -79,7 +81,32 @@ def build(result: CheckResult | None, proofs: Sequence[Any], *, preset: str, var
             "actions": {a.name: {"evaluations": a.evaluations, "new_states": a.new_states} for a in cov.actions},
         },
     )
+    live = result.extra.get("liveness")
+    if live is not None:
+        doc["liveness"] = liveness_section(live, trace_files)
     return doc
+
+
+def liveness_section(live: Any, trace_files: Mapping[str, str]) -> dict[str, Any]:
+    """The report's `liveness` object (a `kcm.checker.liveness.LivenessResult`): whether it was
+    checked, each property's outcome, the known loops listed, and the kept graph's size and cost."""
+    violated = {v.name for v in live.violations}
+    checked = live.verdict != "not checked"
+    return {
+        "checked": checked,
+        "reason": live.reason,
+        "properties": {name: ("not checked" if not checked else "violated" if name in violated else "holds")
+                       for name in ("EventuallyQuiescent", "QuiescenceAlwaysReachable")},
+        "cyclic_components": live.cyclic_components,
+        "fair_components": live.fair_components,
+        "unsettleable_states": live.unsettleable_states,
+        "known_loops": [{"name": k.known, "finding": k.finding, "prefix_length": k.prefix_length,
+                         "cycle_length": k.cycle_length, "trace_file": trace_files.get(f"known {k.known}")}
+                        for k in live.known],
+        "graph": {"states": live.nodes, "edges": live.edges, "healing_edges": live.healing_edges,
+                  "bytes": live.graph_bytes, "backend": live.backend},
+        "duration_s": round(live.duration_s, 3),
+    }
 
 
 def write_json(doc: Mapping[str, Any], path: str | Path) -> Path:

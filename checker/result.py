@@ -36,11 +36,15 @@ PASS, VIOLATION, INCOMPLETE = "pass", "violation", "incomplete"
 @dataclass(frozen=True)
 class Violation:
     """One failed property. `kind` is the property's kind ("safety", "quiescence",
-    "transition"), "deadlock", or "sometimes" for a goal a complete run never met (no trace)."""
+    "transition"), "deadlock", "liveness" (`kcm.checker.liveness`), or "sometimes" for a goal a
+    complete run never met (no trace). A livelock's trace is a lasso: `loop` is the index of the
+    state where its cycle starts, and the last state equals that one (the last step closes the
+    cycle); None for every other trace."""
 
     name: str
     kind: str
     trace: Trace | None
+    loop: int | None = None
 
     @property
     def trace_length(self) -> int | None:
@@ -98,6 +102,10 @@ class CheckResult:
         lines = [head]
         for v in self.violations:
             where = f"after {v.trace_length} steps" if v.trace is not None else "never met"
+            if v.loop is not None:
+                cycle = v.trace_length - v.loop
+                where = (f"by a lasso: {v.loop} step{'' if v.loop == 1 else 's'} to a cycle of {cycle} "
+                         f"step{'' if cycle == 1 else 's'} back to state {v.loop}")
             lines.append(f"  {v.kind} '{v.name}' violated, {where}")
         for g in self.goals.values():
             lines.append(f"  goal '{g.name}': " + (f"met in {g.trace_length} steps" if g.met else "not met"))

@@ -116,6 +116,10 @@ def _format_change(path: str, old: Any, new: Any) -> str:
 # ---- text ---------------------------------------------------------------------------------------
 
 
+def _steps(n: int, word: str = "step") -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def title(trace: ItfTrace) -> str:
     """One line saying what the trace shows."""
     name, kind, steps = trace.invariant, trace.kind, len(trace.states) - 1
@@ -127,6 +131,12 @@ def title(trace: ItfTrace) -> str:
         return f"Deadlock after {steps} steps{where}: no action is enabled in the last state"
     if kind == "sometimes":
         return f"Witness for goal '{name}' in {steps} steps{where}"
+    if kind == "liveness" and trace.loop is not None:
+        return (f"Livelock ('{name}' violated){where}: {_steps(trace.loop)} to a cycle of "
+                f"{_steps(steps - trace.loop, 'healing step')} that repeats forever without reaching quiescence")
+    if kind == "liveness":
+        return (f"Liveness property '{name}' violated after {steps} steps{where}: from the last state no run "
+                "of healing actions reaches a quiescent state")
     if kind == "transition":
         return f"Transition invariant '{name}' violated by step {steps}{where}"
     return f"Invariant '{name}' ({kind}) violated after {steps} steps{where}"
@@ -136,13 +146,18 @@ def render_text(trace: ItfTrace) -> str:
     """The trace as text: title, initial state in full, then each step's action and changes."""
     lines = [title(trace), ""]
     first = trace.states[0]
-    lines.append("State 0 (initial)")
+    lines.append("State 0 (initial)" + ("   <-- the cycle starts here" if trace.loop == 0 else ""))
     lines += [f"  {name} = {format_value(first[name])}" for name in trace.vars]
     last = len(trace.states) - 1
     for i in range(1, len(trace.states)):
         label = trace.actions[i] or "(action not recorded)"
         marker = ""
-        if i == last and trace.invariant is not None and trace.kind != "sometimes":
+        if trace.loop is not None:
+            if i == trace.loop:
+                marker = "   <-- the cycle starts here"
+            elif i == last:
+                marker = f"   <-- back to state {trace.loop}: the cycle repeats forever"
+        elif i == last and trace.invariant is not None and trace.kind != "sometimes":
             marker = f"   <-- violates '{trace.invariant}'"
         elif i == last and trace.kind == "sometimes":
             marker = f"   <-- meets '{trace.invariant}'"
@@ -153,6 +168,11 @@ def render_text(trace: ItfTrace) -> str:
         lines += [_format_change(*c) for c in changes] or ["  (no change)"]
     if trace.kind == "deadlock":
         lines += ["", "No action is enabled in this state, and it is not a legal end state."]
+    if trace.loop is not None:
+        repeat = f"step {last} repeats" if last == trace.loop + 1 else f"steps {trace.loop + 1}-{last} repeat"
+        lines += ["", f"Back to state {trace.loop} (the state after step {last} equals it): {repeat} forever, "
+                  "each healing action enabled all along the cycle is taken on it (weak fairness holds), "
+                  "and no state on it is quiescent."]
     return "\n".join(lines) + "\n"
 
 
@@ -251,7 +271,9 @@ def sequence_diagram(trace: ItfTrace) -> str:
         steps.append((i, trace.actions[i] or f"step {i}", source, targets))
     if not lifelines:
         lifelines.append(ENVIRONMENT)
-    bad = len(trace.states) - 1 if trace.invariant is not None and trace.kind != "sometimes" else None
+    bad = (len(trace.states) - 1 if trace.invariant is not None and trace.kind != "sometimes"
+           and trace.loop is None else None)
+    loop = trace.loop
     col = {lf: n for n, lf in enumerate(lifelines)}
     out = [
         "digraph trace {",
@@ -268,8 +290,10 @@ def sequence_diagram(trace: ItfTrace) -> str:
     out.append("  " + " -> ".join(["step_0"] + [f"h{n}" for n in range(len(lifelines))]) + " [style=invis];")
     for i, label, source, targets in steps:
         red = i == bad
-        color = ', color="#cc0000", fontcolor="#cc0000", penwidth=2' if red else ""
-        step_color = ', fontcolor="#cc0000"' if red else ""
+        in_cycle = loop is not None and i > loop
+        color = (', color="#cc0000", fontcolor="#cc0000", penwidth=2' if red
+                 else ', color="#1f5fbf", fontcolor="#1f5fbf", penwidth=2' if in_cycle else "")
+        step_color = ', fontcolor="#cc0000"' if red else ', fontcolor="#1f5fbf"' if in_cycle else ""
         cells = [f"step_{i} [shape=plaintext, label={_q(str(i))}{step_color}];"]
         for n, lf in enumerate(lifelines):
             if lf == source and not targets:
@@ -285,6 +309,13 @@ def sequence_diagram(trace: ItfTrace) -> str:
             out.append("  " + " -> ".join(chain) + " [style=dashed, arrowhead=none, color=gray60, weight=100];")
     if steps:
         out.append("  " + " -> ".join(f"step_{i}" for i in range(len(steps) + 1)) + " [style=invis, weight=100];")
+    if loop is not None and steps:
+        # The lasso's cycle (blue) closes at its last step: the next step is step loop + 1 again.
+        repeat = (f"step {len(steps)} repeats" if len(steps) == loop + 1
+                  else f"steps {loop + 1}-{len(steps)} repeat")
+        out.append(f"  loop_back [shape=plaintext, fontcolor=\"#1f5fbf\", label={_q(f'back to state {loop}: {repeat} forever')}];")
+        out.append(f"  step_{len(steps)} -> loop_back [style=invis, weight=100];")
+        out.append(f"  loop_back -> step_{loop + 1} [color=\"#1f5fbf\", style=dashed, constraint=false];")
     out.append("}")
     return "\n".join(out) + "\n"
 

@@ -9,17 +9,19 @@ stdout stays a clean log.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
 
 from kcm.checker.bfs import explore
-from kcm.checker.result import CheckResult
+from kcm.checker.liveness import LIVENESS_PROPERTIES, check_liveness
+from kcm.checker.result import VIOLATION, CheckResult
 from kcm.checker.traces import write_counterexample
 from kcm.errors import EXIT_PASS, EXIT_VIOLATION, UsageError
 from kcm.model.config import ConfigError, ModelConfig
 from kcm.model.spec import KafkaModel, config_fields
-from kcm.model.variants import VARIANTS
+from kcm.model.variants import ALL_VARIANTS
 
 MODEL_FACTORY = "kcm.model.spec:model_for"
 
@@ -29,10 +31,10 @@ def with_variant(cfg: ModelConfig, variant: str | None) -> ModelConfig:
     if not variant:
         return cfg
     name = variant.upper()
-    by_jira = {v.jira: v.name for v in VARIANTS.values()}
+    by_jira = {v.jira: v.name for v in ALL_VARIANTS.values() if v.jira != "synthetic"}
     name = by_jira.get(name, name)
-    if name not in VARIANTS:
-        raise UsageError(f"unknown variant '{variant}'; choose one of {', '.join(VARIANTS)} (see 'kcm variants')")
+    if name not in ALL_VARIANTS:
+        raise UsageError(f"unknown variant '{variant}'; choose one of {', '.join(ALL_VARIANTS)} (see 'kcm variants')")
     try:
         return ModelConfig.from_mapping({**config_fields(cfg), "variant": name}, where="--variant")
     except ConfigError as exc:
@@ -46,9 +48,18 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
                     invariants: tuple[str, ...] = (), max_depth: int | None = None,
                     out: Path | None = None, progress_every: float = 5.0, engine: str = "local",
                     master: str | None = None, checkpoint: Path | None = None,
-                    resume: Path | None = None) -> tuple[CheckResult, dict[str, str]]:
+                    resume: Path | None = None, liveness: bool = False) -> tuple[CheckResult, dict[str, str]]:
     """Explore `cfg` with the sequential explorer (`local`) or on Spark; returns the result and
-    {violated property: ITF file written}."""
+    {violated property: ITF file written}.
+
+    With `liveness` the sequential explorer keeps the explored graph, with symmetry off and
+    without stopping at a safety violation (it needs the whole graph), and `kcm.checker.liveness`
+    checks it: its violations (lassos) join the result's, its summary is `result.extra["liveness"]`
+    and the graph `result.extra["graph"]`."""
+    if liveness and engine == "spark":
+        raise UsageError("--liveness runs on the sequential explorer only; drop --engine spark")
+    if liveness:
+        symmetry = False
     model = KafkaModel(cfg, symmetry=symmetry)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     last = [0.0]
@@ -60,17 +71,30 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
             err.print(p.line())
 
     started = time.perf_counter()
-    options = dict(symmetry=symmetry, max_depth=max_depth, properties=list(invariants) or None,
+    safety = [n for n in invariants if n not in LIVENESS_PROPERTIES]
+    options = dict(symmetry=symmetry, max_depth=max_depth,
+                   properties=safety if safety or invariants else None,
                    progress=progress, progress_interval=progress_every)
+    if liveness:
+        options.update(keep_graph=True, stop_on_violation=False)
     if engine == "spark":
         result = _explore_on_spark(console, cfg, symmetry, options, master, checkpoint, resume)
     else:
         if checkpoint or resume:
             raise UsageError("--checkpoint and --resume need --engine spark")
         result = explore(model, **options)
+    live = None
+    if liveness:
+        live = check_liveness(model, result.extra.get("graph"))
+        result = replace(result, violations=result.violations + live.violations,
+                         verdict=VIOLATION if live.violations else result.verdict,
+                         checked=result.checked + LIVENESS_PROPERTIES, extra={**result.extra, "liveness": live})
     files: dict[str, str] = {}
     for line in result.summary_lines():
         console.print(line)
+    if live is not None:
+        for line in live.summary_lines():
+            console.print(line)
     cov = result.coverage
     taken = len([e for e in cov.edges_taken if e not in cov.outside_universe])
     console.print(f"Table coverage: {taken} of {cov.edges_total} edges taken"
@@ -86,10 +110,21 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
                                          config={"preset": name, **config_fields(cfg)},
                                          model_factory=MODEL_FACTORY,
                                          model_args={"symmetry": symmetry, **config_fields(cfg)},
-                                         source=f"kcm explore {name}")
+                                         source=f"kcm explore {name}", loop=v.loop)
             files[v.name] = str(paths["itf"])
-            console.print(f"  counterexample for {v.name}: {paths['text']} ({v.trace_length} steps), "
+            shape = (f"{v.trace_length} steps" if v.loop is None else
+                     f"lasso: {v.loop} steps, then a cycle of {v.trace_length - v.loop} back to state {v.loop}")
+            console.print(f"  counterexample for {v.name}: {paths['text']} ({shape}), "
                           f"ITF {paths['itf']}, diagram {paths['dot']}, replay {paths.get('replay')}")
+        for k in live.known if live is not None else ():
+            paths = write_counterexample(model, k.trace, out, invariant=f"known {k.known}", kind="liveness",
+                                         stem=f"known_{k.known}", config={"preset": name, **config_fields(cfg)},
+                                         model_factory=MODEL_FACTORY,
+                                         model_args={"symmetry": symmetry, **config_fields(cfg)},
+                                         source=f"kcm explore --liveness {name}", loop=k.loop,
+                                         description=f"known Kafka 2.6 loop {k.known} ({k.finding})")
+            files[f"known {k.known}"] = str(paths["itf"])
+            console.print(f"  known loop {k.known} ({k.finding}): {paths['text']}")
     console.print(f"Explored in {time.perf_counter() - started:.1f} s.")
     return result, files
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from kcm.model.variants import VARIANTS
+from kcm.model.variants import ALL_VARIANTS
 
 
 #: The perturbation kinds an `overlapping` run may list, and the budget field each stands for.
@@ -150,9 +150,9 @@ class ModelConfig:
                 raise ConfigError(
                     f"{where}: field `{name}` = {value} is out of range; allowed {lo}..{hi_value}"
                     + (_RANGE_WHY.get(name, "")))
-        if self.variant and self.variant not in VARIANTS:
+        if self.variant and self.variant not in ALL_VARIANTS:
             raise ConfigError(f"{where}: field `variant` = {self.variant!r} is not a known variant; "
-                              f"choose one of {', '.join(VARIANTS)} or leave it empty")
+                              f"choose one of {', '.join(ALL_VARIANTS)} or leave it empty")
         if self.reassign_targets not in ("all", "replace-one"):
             raise ConfigError(f"{where}: field `reassign_targets` = {self.reassign_targets!r}; "
                               "allowed \"all\" or \"replace-one\"")

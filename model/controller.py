@@ -400,6 +400,11 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         w = self.w
         w.arm(self.me, Watch.PREFERRED)
         if not self.zk.preferred:
+            if w.flags.replica_election_always_reput:
+                # L1 (synthetic): the re-put that re-registers the exists-watch (KAFKA-6146, done in
+                # `onReplicaElection`'s finally only after an election) done here too, with no
+                # znode: the event re-puts itself forever (kcm explore --liveness finds the loop).
+                w.enqueue(self.me, Event(EventKind.ReplicaLeaderElection))
             return
         partitions = [p for p in bits(self.zk.preferred) if self.assignment[p]
                       and not self.is_topic_queued_for_deletion(w.topic_of(p))]

@@ -20,7 +20,9 @@ A checker needs a few more things from a model, with defaults in `Model` below: 
 symmetry reduction (the canonical member of the state's orbit under permutations of
 interchangeable ids; the identity when the model has no symmetry), the table edges an action takes
 (`edges_taken`, for coverage), whether a state with no enabled action is a legal end
-(`is_terminal`, else it is a deadlock), the action kinds (`action_names`, so that coverage lists
+(`is_terminal`, else it is a deadlock), which steps heal and which states are settled
+(`is_healing`, `is_quiescent`, for the liveness checker) and the livelocks known in the modelled
+system (`known_loops`), the action kinds (`action_names`, so that coverage lists
 the ones never enabled), and a readable and an ITF rendering of states and actions.
 
 This module is pure and stdlib-only like the rest of `kcm.model`; the Kafka model implements the
@@ -211,6 +213,24 @@ class Model(Generic[State, Action]):
     def is_terminal(self, state: State) -> bool:
         """Whether `state` is a legal end (no enabled action is then not a deadlock); False by default."""
         return False
+
+    def is_healing(self, state: State, action: Action) -> bool:
+        """Whether taking `action` in `state` is a healing step: one the system takes on its own,
+        without a budget (event processing, deliveries, restarts), as opposed to a fault or an
+        operator's request. The liveness checker assumes weak fairness of the healing actions and
+        looks for cycles of them only (`kcm.checker.liveness`). Every action by default."""
+        return True
+
+    def is_quiescent(self, state: State) -> bool:
+        """Whether `state` is settled: the goal every fair run of healing actions must reach
+        (`kcm.checker.liveness`). `is_terminal` by default."""
+        return self.is_terminal(state)
+
+    def known_loops(self) -> Sequence[Any]:
+        """Livelocks the modelled system is known to have (each a `kcm.model.known_loops.KnownLoop`
+        with its Finding): the liveness checker lists a lasso they match as known instead of a
+        violation. None by default."""
+        return ()
 
     def action_names(self) -> Sequence[str]:
         """Every action kind (`action_name` values) the model has, so coverage can list the ones

@@ -66,6 +66,7 @@ from kcm.model.cluster import (
 from kcm.model.config import OVERLAP_KINDS, ModelConfig
 from kcm.model.controller import Controller
 from kcm.model.invariants import properties_for, quiescent
+from kcm.model.known_loops import KNOWN_LOOPS
 from kcm.model.properties import Model
 from kcm.model.symmetry import representative, representative_in, symmetry_group
 from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE
@@ -102,6 +103,14 @@ _HEALING = (ControllerProcessEvent, NetworkDeliver, LeaderExpandIsr, BrokerStart
             BrokerNoticeExpiry, BrokerShutdown)
 
 
+def heals(state: Cluster, action) -> bool:
+    """Whether `action` is a healing step in `state`: a `_HEALING` kind, except that a session
+    expiry of a live broker is a fault (it spends a budget); a dead broker's session expiring is
+    healing. The set `settle` takes, and the one the liveness checker assumes weakly fair."""
+    kind = type(action)
+    return kind in _HEALING and not (kind is ZkSessionExpire and state.brokers[action.broker].up)
+
+
 def settle(cfg: ModelConfig, state: Cluster) -> Cluster:
     """`state` after healing actions alone, always the first enabled one, until it is quiescent:
     the one deterministic "the cluster settled" state (from the cold start: broker 0 wins the
@@ -120,8 +129,7 @@ def _settle(cfg: ModelConfig, state: Cluster, limit: int = 10_000) -> tuple[list
     for _ in range(limit):
         if quiescent(state):
             return path, state
-        action = next((a for a in enabled_actions(cfg, state) if type(a) in _HEALING
-                       and not (type(a) is ZkSessionExpire and state.brokers[a.broker].up)), None)
+        action = next((a for a in enabled_actions(cfg, state) if heals(state, a)), None)
         if action is None:
             break
         nxt = step(cfg, state, action)
@@ -524,6 +532,15 @@ class KafkaModel(Model):
 
     def is_terminal(self, state: Cluster) -> bool:
         return quiescent(state)
+
+    def is_healing(self, state: Cluster, action) -> bool:
+        return heals(state, action)
+
+    def is_quiescent(self, state: Cluster) -> bool:
+        return quiescent(state)
+
+    def known_loops(self):
+        return KNOWN_LOOPS
 
     def action_names(self):
         return tuple(a.__name__ for a in ALL_ACTIONS)

@@ -63,6 +63,20 @@ _VARIANTS = (
 #: The variants by name.
 VARIANTS = MappingProxyType({v.name: v for v in _VARIANTS})
 
+#: Synthetic variants: not a Kafka bug, a plausible mistake put in to show a checker catching its
+#: class of failure (here a livelock, which only `kcm explore --liveness` sees: `breaks` names a
+#: liveness property of `kcm.checker.liveness`, not a model invariant). Kept apart from `VARIANTS`,
+#: whose every entry is a historical bug with a pinned safety counterexample.
+_SYNTHETIC = (
+    Variant("L1", "synthetic", "-",
+            "ReplicaLeaderElection re-puts itself even when /admin/preferred_replica_election is absent "
+            "(KAFKA-6146's watch re-registration made unconditional): the controller spins forever",
+            "EventuallyQuiescent", "l1", "replica_election_always_reput"),
+)
+SYNTHETIC_VARIANTS = MappingProxyType({v.name: v for v in _SYNTHETIC})
+#: Every variant a config may name.
+ALL_VARIANTS = MappingProxyType({**VARIANTS, **SYNTHETIC_VARIANTS})
+
 
 @dataclass(frozen=True, slots=True)
 class Flags:
@@ -77,6 +91,7 @@ class Flags:
     shutdown_election_isr_order: bool = False        # V7
     shutdown_recipients_exclude_shutting: bool = False  # V8
     offline_replica_needs_leadership: bool = False   # V9
+    replica_election_always_reput: bool = False      # L1 (synthetic, liveness)
 
 
 
@@ -84,4 +99,4 @@ class Flags:
 @functools.lru_cache(maxsize=None)
 def flags_for(variant: str) -> Flags:
     """The flags of `variant` ("" for none); an unknown name raises KeyError."""
-    return Flags(**{VARIANTS[variant].flag: True}) if variant else Flags()
+    return Flags(**{ALL_VARIANTS[variant].flag: True}) if variant else Flags()

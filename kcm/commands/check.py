@@ -17,7 +17,7 @@ from rich.console import Console
 
 from kcm import KAFKA_VERSION, config
 from kcm.checker import diagrams, proofs, report
-from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, check_writable_dir
+from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, UsageError, check_writable_dir
 from kcm.exploration import ENGINES, run_exploration, with_variant
 from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE, REPLICA_TABLE_PRE_2_3
 
@@ -46,13 +46,17 @@ def _table_lines() -> list[str]:
               help="Explore on Spark (embedded local[*] unless --master) or with the sequential explorer.")
 @click.option("--master", default=None, metavar="URL", help="Spark master (default local[*]).")
 @click.option("--no-explore", is_flag=True, help="Skip the exploration (tables, diagrams and proofs only).")
+@click.option("--liveness", is_flag=True,
+              help="Also check liveness on the explored graph (needs --engine local; see kcm explore --liveness).")
 def command(preset, config_file, variant, out, diagram_dir, json_file, junit_file, proof_brokers, engine, master,
-            no_explore) -> int:
+            no_explore, liveness) -> int:
     """Check everything for a preset: tables, diagrams, proofs, exhaustive exploration; one verdict."""
     started = time.perf_counter()
     console = Console(highlight=False, soft_wrap=True)
     name, cfg = config.load(preset, config_file)
     cfg = with_variant(cfg, variant)
+    if liveness and engine == "spark" and not no_explore:
+        raise UsageError("--liveness runs on the sequential explorer only; add --engine local")
     check_writable_dir(out)
     console.print(f"kcm check · Kafka {KAFKA_VERSION} controller · preset {name} "
                   f"({cfg.brokers} brokers, {cfg.topics} topic(s) × {cfg.partitions} partition(s), "
@@ -74,7 +78,8 @@ def command(preset, config_file, variant, out, diagram_dir, json_file, junit_fil
     result, files = None, {}
     if not no_explore:
         console.print(f"[bold]4. Exhaustive exploration of {name}[/bold]")
-        result, files = run_exploration(console, name, cfg, out=out, engine=engine, master=master)
+        result, files = run_exploration(console, name, cfg, out=out, engine=engine, master=master,
+                                        liveness=liveness)
     doc = report.build(result, proof_results, preset=name, variant=cfg.variant, trace_files=files,
                        duration_s=time.perf_counter() - started)
     report.write_json(doc, json_file or out / "report.json")

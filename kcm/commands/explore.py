@@ -9,7 +9,7 @@ from rich.console import Console
 
 from kcm import config
 from kcm.checker import report
-from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, check_writable_dir
+from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, UsageError, check_writable_dir
 from kcm.exploration import ENGINES, run_exploration, run_simulation, with_variant
 from kcm.model.spec import KafkaModel
 
@@ -36,21 +36,30 @@ from kcm.model.spec import KafkaModel
 @click.option("--runs", type=click.IntRange(min=1), default=1000, show_default=True, help="With --simulate: walks.")
 @click.option("--depth", type=click.IntRange(min=1), default=100, show_default=True, help="With --simulate: steps per walk.")
 @click.option("--seed", type=int, default=0, show_default=True, help="With --simulate: the seed.")
+@click.option("--liveness", is_flag=True,
+              help="Also check that every fair run of healing actions settles (cycles on the kept graph; "
+                   "sequential engine, symmetry off).")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the JSON report here.")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write JUnit XML here.")
 def command(preset, config_file, variant, invariants, symmetry, max_depth, out, engine, master, checkpoint, resume,
-            simulate, runs, depth, seed, json_file, junit_file) -> int:
+            simulate, runs, depth, seed, liveness, json_file, junit_file) -> int:
     """Explore every reachable state of a config and check every property on the way.
 
-    Exit codes: 0 all properties hold and every goal is met; 1 a violation; 2 bad usage;
-    3 incomplete (--max-depth or an interruption)."""
+    Exit codes: 0 all properties hold and every goal is met; 1 a violation (with --liveness, a
+    livelock too); 2 bad usage; 3 incomplete (--max-depth or an interruption)."""
     console = Console(highlight=False, soft_wrap=True)
+    if liveness and engine == "spark":
+        raise UsageError("--liveness runs on the sequential explorer only; drop --engine spark")
+    if liveness and simulate:
+        raise UsageError("--liveness needs the whole graph; it does not combine with --simulate")
     name, cfg = config.load(preset, config_file)
     cfg = with_variant(cfg, variant)
     check_writable_dir(out)
-    if symmetry and not KafkaModel(cfg).has_symmetry:
+    if liveness:
+        sym_text = "symmetry off (liveness: cycles and fairness need real states)"
+    elif symmetry and not KafkaModel(cfg).has_symmetry:
         sym_text = "no symmetry (topic creation places replicas by broker id)"
     else:
         sym_text = f"symmetry {'on' if symmetry else 'off'}"
@@ -60,7 +69,7 @@ def command(preset, config_file, variant, invariants, symmetry, max_depth, out, 
                               invariants=tuple(invariants), out=out)
     result, files = run_exploration(console, name, cfg, symmetry=symmetry, invariants=tuple(invariants),
                                     max_depth=max_depth, out=out, engine=engine, master=master,
-                                    checkpoint=checkpoint, resume=resume)
+                                    checkpoint=checkpoint, resume=resume, liveness=liveness)
     doc = report.build(result, [], preset=name, variant=cfg.variant, trace_files=files)
     if json_file:
         report.write_json(doc, json_file)

@@ -42,7 +42,7 @@ from kcm.checker.stateful import (
 from kcm.errors import EXIT_PASS, EXIT_VIOLATION, UsageError, check_writable_dir
 from kcm.exploration import with_variant
 from kcm.impl.model_alignment import ModelAlignment
-from kcm.model.variants import VARIANTS
+from kcm.model.variants import SYNTHETIC_VARIANTS, VARIANTS
 
 
 @click.command(name="fuzz")
@@ -74,6 +74,9 @@ def command(preset, config_file, variant, examples, steps, seed, as_kafka, out, 
         preset = _variant_preset(variant)
     name, cfg = config.load(preset, config_file)
     cfg = with_variant(cfg, variant)
+    if cfg.variant in SYNTHETIC_VARIANTS:
+        raise UsageError(f"variant {cfg.variant} is synthetic (a livelock in the model only, for "
+                         "`kcm explore --liveness`); the implementation does not have it")
     check_writable_dir(out)
     bound_examples, bound_steps = default_bounds(cfg)
     examples = bound_examples if examples is None else examples

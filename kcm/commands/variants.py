@@ -6,7 +6,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from kcm.model.variants import VARIANTS
+from kcm.model.variants import SYNTHETIC_VARIANTS, VARIANTS
 
 
 @click.command(name="variants")
@@ -17,5 +17,7 @@ def command() -> int:
         table.add_column(column)
     for v in VARIANTS.values():
         table.add_row(v.name, v.jira, v.fixed_in, v.changes, v.breaks, v.preset)
+    for v in SYNTHETIC_VARIANTS.values():
+        table.add_row(v.name, "(synthetic)", "-", v.changes, f"{v.breaks} (--liveness)", v.preset)
     Console(soft_wrap=False).print(table)
     return 0

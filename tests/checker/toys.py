@@ -533,3 +533,97 @@ def orbit_count(states, permute, n: int) -> int:
     """The number of orbits of `states` under all n! renamings, by brute force."""
     orbits = {frozenset(permute(s, p) for p in itertools.permutations(range(n))) for s in states}
     return len(orbits)
+
+
+# ---- a controller that fails over forever (liveness) ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Elect:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Complete:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Calm:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class AdminPoke:
+    pass
+
+
+class Failover(Model):
+    """A livelock by hand (`kcm.checker.liveness`): a controller is elected, resumes a pending
+    operation that throws, resigns, and the next one does the same, forever.
+
+        start --Elect--> elected --Resume--> resigned --Elect--> elected ...     (healing)
+        settled --AdminPoke--> poked --AdminPoke--> poked2 --AdminPoke--> poked  (an operator)
+        poked, poked2 --Calm--> settled                                          (healing)
+
+    The initial states are `start` and `settled`; only `settled` is quiescent. The cycle
+    elected <-> resigned is a fair livelock: the lasso is start, elected (prefix of 1 step), then
+    resigned, elected (a cycle of 2). `escape` adds the healing action Complete to `settled`:
+    "always" from both states of the cycle (weak fairness then forces it: no livelock), "elected"
+    from `elected` only (not continuously enabled along the cycle: still a fair livelock, though
+    a quiescent state stays reachable). The poke cycle is an operator's: outside the healing
+    subgraph, never reported.
+    """
+
+    name = "failover"
+
+    def __init__(self, escape: str = "") -> None:
+        self.escape = escape
+
+    def init_states(self):
+        return ("start", "settled")
+
+    def enabled_actions(self, s):
+        out = []
+        if s in ("start", "resigned"):
+            out.append(Elect())
+        if s == "elected":
+            out.append(Resume())
+        if (self.escape == "always" and s in ("elected", "resigned")) or (self.escape == "elected" and s == "elected"):
+            out.append(Complete())
+        if s in ("settled", "poked", "poked2"):
+            out.append(AdminPoke())
+        if s in ("poked", "poked2"):
+            out.append(Calm())
+        return out
+
+    def step(self, s, a):
+        match a:
+            case Elect():
+                return "elected"
+            case Resume():
+                return "resigned"
+            case Complete() | Calm():
+                return "settled"
+            case AdminPoke():
+                return "poked2" if s == "poked" else "poked"
+        raise ValueError(a)
+
+    def is_healing(self, s, a):
+        return not isinstance(a, AdminPoke)
+
+    def is_terminal(self, s):
+        return s == "settled"
+
+    def fields(self, s):
+        return {"phase": s}
+
+
+def failover(escape: str = "") -> Failover:
+    """The replay factory (`tests.checker.toys:failover`)."""
+    return Failover(escape)
