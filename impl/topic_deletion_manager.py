@@ -124,8 +124,9 @@ class TopicDeletionManager:
             self._on_topic_deletion(eligible)
 
     def _retry_deletion_for_ineligible_replicas(self, topics: set[str]) -> None:
+        # The topics stay ineligible (kafka@2.6.x:core/src/main/scala/kafka/controller/
+        # TopicDeletionManager.scala `retryDeletionForIneligibleReplicas`, lines 232-237).
         failed = [r for t in sorted(topics) for r in self._context.replicas_in_state(t, R.ReplicaDeletionIneligible)]
-        self._context.topics_ineligible_for_deletion -= topics
         self._replicas.handle_state_changes(failed, R.OfflineReplica)
 
     def _complete_delete_topic(self, topic: str) -> None:

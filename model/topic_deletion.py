@@ -5,7 +5,9 @@ deletion (`/admin/delete_topics/<t>`) is ineligible while one of its replicas is
 or one of its partitions is being reassigned. Deletion moves the partitions Offline ->
 NonExistent, then every live replica Offline -> DeletionStarted (StopReplica(delete=true)); the
 responses move replicas to DeletionSuccessful or DeletionIneligible. When no replica is
-DeletionStarted and some are Ineligible, those go back to Offline and deletion is retried. When
+DeletionStarted and some are Ineligible, those go back to Offline; the topic stays ineligible
+(Kafka never clears that mark on a retry), so the deletion is retried only once a broker holding
+one of its replicas starts, a reassignment of it completes, or a new controller takes over. When
 all are Successful: NonExistent, and the topic's znodes are deleted.
 """
 
@@ -74,9 +76,13 @@ class TopicDeletionMixin:
             self.on_topic_deletion(eligible)
 
     def retry_deletion_for_ineligible_replicas(self, topics: int) -> None:
+        """`retryDeletionForIneligibleReplicas`: the Ineligible replicas go back to OfflineReplica.
+        The topics stay in `topicsIneligibleForDeletion` (kafka@2.6.x:core/src/main/scala/kafka/
+        controller/TopicDeletionManager.scala `retryDeletionForIneligibleReplicas`, lines 232-237):
+        only `resumeDeletionForTopics` (a broker holding a replica starts, a reassignment completes)
+        and a new controller's `TopicDeletionManager.init` make them eligible again."""
         failed = [r for t in range(self.w.cfg.topics) if topics >> t & 1
                   for r in self._replicas_in_state(t, R.ReplicaDeletionIneligible)]
-        self.topics_ineligible &= ~topics
         self.handle_replica_state_changes(failed, R.OfflineReplica)
 
     def on_topic_deletion(self, topics: int) -> None:
