@@ -509,13 +509,15 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
             self.on_new_partition_creation(new)
 
     def remove_topic(self, t: int) -> None:
-        """`ControllerContext.removeTopic` (kafka@2.6.x:core/src/main/scala/kafka/controller/
-        ControllerContext.scala `removeTopic`): the topic leaves `topicsToBeDeleted`,
-        `topicsWithDeletionStarted`, `allTopics` and `partitionAssignments`, and its partitions
-        leave `partitionLeadershipInfo`. Nothing else: `topicsIneligibleForDeletion`,
-        `partitionsBeingReassigned` and the partition and replica states keep their entries."""
-        self.topics_to_delete &= ~(1 << t)
-        self.topics_deletion_started &= ~(1 << t)
+        """`ControllerContext.removeTopic` as Kafka 2.6 has it (kafka@2.6.x:core/src/main/scala/kafka/
+        controller/ControllerContext.scala `removeTopic`, lines 283-290): the topic leaves `allTopics`
+        and `partitionAssignments`, and its partitions leave `partitionLeadershipInfo`. Nothing else:
+        `topicsToBeDeleted` and `topicsWithDeletionStarted` are cleared by `completeDeleteTopic`
+        itself (KAFKA-10040 moved them here in 2.7), and `topicsIneligibleForDeletion`,
+        `partitionsBeingReassigned` and the partition and replica states keep their entries. So a
+        deposed controller that forgets a topic through TopicChange keeps it queued for deletion;
+        its next `resumeDeletions` completes it vacuously (no replica left) and the fenced
+        `deleteTopic` raises ControllerMoved."""
         for p in self.w.partitions_of_topic(t):
             self.assignment[p] = self.adding[p] = self.removing[p] = ()
             self.leadership[p] = NO_ZNODE
