@@ -457,15 +457,13 @@ class KafkaController(ReassignmentMixin):
         not_for_deletion = [r for r in replicas if not deletion.is_topic_queued_up_for_deletion(r.topic)]
         with_offline_leader = self.context.partitions_with_offline_leader()
         self.partition_state_machine.handle_state_changes(with_offline_leader, P.OfflinePartition)
-        elected = self.partition_state_machine.trigger_online_partition_state_change()
+        self.partition_state_machine.trigger_online_partition_state_change()
         self.replica_state_machine.handle_state_changes(not_for_deletion, R.OfflineReplica)
         if for_deletion:
             deletion.fail_replica_deletion(for_deletion)
-        if self.alignment.um_after_offline_replicas_as_model:
-            send = not not_for_deletion and not elected
-        else:   # "If replica failure did not require leader re-election, inform brokers of the offline brokers"
-            send = not with_offline_leader
-        if send:
+        # "If replica failure did not require leader re-election, inform brokers of the offline brokers"
+        # (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala, lines 463-465)
+        if not with_offline_leader:
             self.send_update_metadata_request(self.context.live_or_shutting_down_broker_ids, [])
 
     # ---- handlers: ISR changes ---------------------------------------------------------------

@@ -19,8 +19,7 @@ None of the remaining switches is one of the model's documented abstractions (do
 docs/implementation.md). All are fidelity gaps of the model, reported to its owners:
 
 * Bookkeeping: which requests are sent, which watches stay armed, which controller epoch a
-  leader's ISR write carries (`um_after_offline_replicas_as_model`,
-  `watches_armed_only_where_model_arms`, `leader_isr_write_keeps_znode_controller_epoch`,
+  leader's ISR write carries (`watches_armed_only_where_model_arms`, `leader_isr_write_keeps_znode_controller_epoch`,
   `auto_rebalance_elects_all_at_once`).
 * Behaviour: the model is more forgiving than Kafka. `failover_resumes_only_zk_reassignments` and
   `failover_skips_leaderless_preferred_elections` hide paths on which Kafka 2.6's controller throws
@@ -36,15 +35,6 @@ from dataclasses import dataclass, fields
 
 @dataclass(frozen=True, slots=True)
 class ModelAlignment:
-    #: `onReplicasBecomeOffline` sends UpdateMetadata to every live broker when no partition had an
-    #: offline leader (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala,
-    #: `if (partitionsWithOfflineLeader.isEmpty) sendUpdateMetadataRequest(...)`). The model sends it
-    #: when no replica outside a deletion went offline and no leader was elected
-    #: (model/controller.py `on_replicas_become_offline`). The two differ when a partition was
-    #: already leaderless (leader -1 counts as offline) and the dead broker held no replica outside
-    #: a deletion: Kafka sends nothing, the model an UpdateMetadata. (When replicas do go offline,
-    #: the replica state machine's own UpdateMetadata is identical and the two are coalesced.)
-    um_after_offline_replicas_as_model: bool = False
     #: Kafka's ZooKeeperClient arms a watch on *every* read of a path that has a registered handler
     #: (`shouldWatch`): each re-read of a reassigning partition's state znode (elections, ISR shrinks,
     #: `updateLeaderEpoch`) re-arms PartitionReassignmentIsrChangeHandler's watch,

@@ -314,12 +314,16 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         w = self.w
         for_deletion = [(p, b) for p, b in replicas if self.is_topic_queued_for_deletion(w.topic_of(p))]
         others = [(p, b) for p, b in replicas if not self.is_topic_queued_for_deletion(w.topic_of(p))]
-        self.handle_partition_state_changes(self.partitions_with_offline_leader(), P.OfflinePartition)
-        elected = self.trigger_online_partition_state_change()
+        without_leader = self.partitions_with_offline_leader()
+        self.handle_partition_state_changes(without_leader, P.OfflinePartition)
+        self.trigger_online_partition_state_change()
         self.handle_replica_state_changes(others, R.OfflineReplica)
         if for_deletion:
             self.fail_replica_deletion(for_deletion)
-        if not others and not elected:
+        # "If replica failure did not require leader re-election, inform brokers of the offline
+        # brokers" (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+        # `onReplicasBecomeOffline`, lines 463-465: `if (partitionsWithoutLeader.isEmpty)`)
+        if not without_leader:
             self.send_update_metadata(self.live_brokers())
 
     def process_isr_change_notification(self, _: Event) -> None:

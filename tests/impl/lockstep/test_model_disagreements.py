@@ -73,13 +73,6 @@ CONFIGS = {
 }
 
 SWITCHES = [
-    # Kafka sends UpdateMetadata after a broker failure only when no partition has an offline leader;
-    # here the partition is already leaderless and the dead broker held no replica.
-    ('um_after_offline_replicas_as_model', 'four', [
-        ControllerProcessEvent(broker=0), ZkSessionExpire(broker=0), ZkSessionExpire(broker=1),
-        ControllerProcessEvent(broker=2), ControllerProcessEvent(broker=2), ControllerProcessEvent(broker=2),
-        NetworkDeliver(src=2, dst=2), ZkSessionExpire(broker=3), ControllerProcessEvent(broker=2)],
-     ['net.2->2']),
     # A controlled shutdown's /controller lookup re-arms the broker's /controller watch.
     ('watches_armed_only_where_model_arms', 'rf1', [
         ControllerProcessEvent(broker=0), BrokerRequestControlledShutdown(broker=0)],
@@ -126,6 +119,12 @@ SWITCHES = [
 ]
 
 FORMER = [
+    # The model sent UpdateMetadata after a broker failure when no replica outside a deletion went
+    # offline and no leader was elected; Kafka sends it when no partition has an offline leader (D4).
+    ('um_after_offline_replicas_as_model', 'four', [
+        ControllerProcessEvent(broker=0), ZkSessionExpire(broker=0), ZkSessionExpire(broker=1),
+        ControllerProcessEvent(broker=2), ControllerProcessEvent(broker=2), ControllerProcessEvent(broker=2),
+        NetworkDeliver(src=2, dst=2), ZkSessionExpire(broker=3), ControllerProcessEvent(broker=2)]),
     # IsrChangeNotification completed reassignments (2.7's AlterIsr path, not 2.6's).
     ('isr_change_completes_reassignment', 'three', [
         ControllerProcessEvent(broker=0), BrokerCrash(broker=0), AdminReassign(partition=0, target=(2, 1)),
