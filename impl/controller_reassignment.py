@@ -105,8 +105,9 @@ class ReassignmentMixin:
         """At failover: reassignments from /admin/reassign_partitions, then those in progress in
         /brokers/topics/<t> that the znode did not name."""
         resumed = self._process_zk_partition_reassignment()
-        if not self.alignment.failover_resumes_only_zk_reassignments:
-            self._maybe_resume_reassignments(lambda tp, _: tp not in resumed)
+        # kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+        # `initializePartitionReassignments`, lines 774-781
+        self._maybe_resume_reassignments(lambda tp, _: tp not in resumed)
 
     def _maybe_resume_reassignments(self, should_resume: Callable[[TopicPartition, ReplicaAssignment], bool]) -> None:
         ctx = self.context
@@ -204,9 +205,9 @@ class ReassignmentMixin:
     def _move_reassigned_partition_leader_if_required(self, tp: TopicPartition, assignment: ReplicaAssignment) -> None:
         ctx = self.context
         info = ctx.partition_leadership_info.get(tp)
-        if info is None and not self.alignment.reassignment_tolerates_leaderless_partition:
+        if info is None:   # `partitionLeadershipInfo(topicPartition)` throws (KafkaController.scala line 818)
             raise IllegalReassignmentState(f"partitionLeadershipInfo({tp}).get: the partition has no leader")
-        leader = -1 if info is None else info.leader_and_isr.leader
+        leader = info.leader_and_isr.leader
         if leader not in assignment.replicas or not ctx.is_replica_online(leader, tp):
             self.partition_state_machine.handle_state_changes([tp], P.OnlinePartition, Strategy.REASSIGN)
         else:

@@ -91,6 +91,15 @@ class ModelConfig:
     overlapping: tuple[tuple[str, ...], ...] = ()
     #: Capacity of each broker's controller event queue (Kafka's is unbounded; the model's is not).
     event_queue_capacity: int = 8
+    #: The highest controller epoch an election may reach; an election beyond it is not taken, like
+    #: a TLC state constraint. Kafka 2.6's failover can throw and move the controller
+    #: (`triggerControllerMove`), and every successor can do the same while the cause lasts (a
+    #: controller-move loop), each election one epoch higher: without a bound the state space
+    #: would be infinite. 0 (the default) derives it from the budgets: one election at the cold
+    #: start, one per perturbation that can delete `/controller` (crash, session expiry, lost
+    #: acknowledgement, controller move, controlled shutdown), and two more, so that a loop shows
+    #: two elections past the last one the budgets allow. `controller_epoch_bound` is the value used.
+    max_controller_epoch: int = 0
     #: Optional data: per replica a log end offset and high watermark, up to `max_offset`.
     data: bool = False
     max_offset: int = 0
@@ -128,6 +137,17 @@ class ModelConfig:
         config = cls(**kwargs)
         config.validate(where=where)
         return config
+
+    @property
+    def controller_epoch_bound(self) -> int:
+        """`max_controller_epoch`, or the bound derived from the budgets when it is 0."""
+        if self.max_controller_epoch:
+            return self.max_controller_epoch
+        moving = ("broker_crash", "session_expiry", "controller_move", "controlled_shutdown")
+        own = (self.max_broker_crashes + self.max_session_expiries + self.max_lost_acks
+               + self.max_controller_moves + self.max_controlled_shutdowns)
+        runs = [sum(kind in moving for kind in run) for run in self.overlapping]
+        return 1 + max([own, *runs]) + _LOOP_SLACK
 
     @property
     def existing_topics(self) -> int:
@@ -173,6 +193,8 @@ def _overlapping(value: Any, where: str) -> tuple[tuple[str, ...], ...]:
     return tuple(runs)
 
 
+#: Elections past the budgets' last one that `max_controller_epoch` = 0 allows (a controller-move loop's).
+_LOOP_SLACK = 2
 _MAX_BROKERS = 5
 _MAX_OFFSET = 3
 _RANGES: dict[str, tuple[int, Any]] = {
@@ -194,6 +216,7 @@ _RANGES: dict[str, tuple[int, Any]] = {
     "max_controller_moves": (0, 2),
     "controlled_shutdown_max_retries": (0, 3),
     "event_queue_capacity": (1, 16),
+    "max_controller_epoch": (0, 32),
     "max_faults": (-1, 8),
     "max_admin_ops": (-1, 8),
     "max_perturbations": (-1, 8),
@@ -202,4 +225,5 @@ _RANGES: dict[str, tuple[int, Any]] = {
 _RANGE_WHY = {
     "replication_factor": " (no more replicas than brokers)",
     "max_topic_deletions": " (each topic is deleted at most once)",
+    "max_controller_epoch": " (0 derives the bound from the budgets)",
 }
