@@ -7,8 +7,8 @@ persists RS, AR and RR, so that a new controller can resume a reassignment.
 
     U1-U2  ZooKeeper, then memory: RS = TRS + ORS, AR, RR; register the partition's
            PartitionReassignmentIsrChangeHandler (whose watch the next read of the state znode arms)
-    A1-A2  (TRS not yet all in the ISR) bump the leader epoch; LeaderAndIsr to ORS, and to AR with
-           isNew; AR -> NewReplica
+    A1-A2  (TRS not yet all in the ISR) bump the leader epoch; LeaderAndIsr to RS (isNew = false);
+           AR -> NewReplica
     B1-B8  (TRS all in the ISR) AR -> Online; RS = TRS in memory; move the leader into TRS (or bump
            the epoch); RR -> Offline -> DeletionStarted -> DeletionSuccessful -> NonExistent;
            ZooKeeper RS = TRS; unregister the handler and remove the partition from
@@ -26,7 +26,6 @@ from kcm.impl import controller_events as ev
 from kcm.impl.controller_context import (
     PartitionAndReplica,
     is_being_reassigned,
-    origin_replicas,
     reassign_to,
     target_replicas,
 )
@@ -169,8 +168,9 @@ class ReassignmentMixin:
         info = self._update_leader_epoch(tp)
         batch = self.broker_request_batch
         batch.new_batch()
-        batch.add_leader_and_isr_request_for_brokers(origin_replicas(assignment), tp, info, assignment, is_new=False)
-        batch.add_leader_and_isr_request_for_brokers(assignment.adding_replicas, tp, info, assignment, is_new=True)
+        # to every replica of RS with isNew = false (kafka@2.6.x:core/src/main/scala/kafka/controller/
+        # KafkaController.scala `updateLeaderEpochAndSendRequest`, lines 879-882)
+        batch.add_leader_and_isr_request_for_brokers(assignment.replicas, tp, info, assignment, is_new=False)
         batch.send_requests_to_brokers(self.context.epoch)
 
     def _update_leader_epoch(self, tp: TopicPartition) -> LeaderIsrAndControllerEpoch:

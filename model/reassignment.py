@@ -5,7 +5,7 @@ RS = current replicas, ORS = original, TRS = target, AR = adding (TRS - ORS), RR
 (ORS - TRS); `/brokers/topics/<t>` persists RS, AR and RR so that a new controller can resume.
 
     U1-U2  ZK and memory: RS = TRS + ORS, AR, RR; watch the partition's state znode
-    A1-A2  (TRS not yet in the ISR) bump the leader epoch, LeaderAndIsr to ORS and AR;
+    A1-A2  (TRS not yet in the ISR) bump the leader epoch, LeaderAndIsr (isNew = false) to RS;
            AR -> NewReplica
     B1-B8  (TRS in the ISR) AR -> Online; RS = TRS in memory; move the leader into TRS (or bump
            the epoch); RR -> Offline -> DeletionStarted -> DeletionSuccessful -> NonExistent; ZK
@@ -37,9 +37,6 @@ class ReassignmentMixin:
 
     def target_replicas(self, p: int) -> tuple[int, ...]:
         return tuple(r for r in self.assignment[p] if r not in self.removing[p])
-
-    def origin_replicas(self, p: int) -> tuple[int, ...]:
-        return tuple(r for r in self.assignment[p] if r not in self.adding[p])
 
     def initialize_partition_reassignments(self) -> None:
         """`initializePartitionReassignments` at failover (kafka@2.6.x:core/src/main/scala/kafka/
@@ -122,16 +119,17 @@ class ReassignmentMixin:
             self.on_partition_reassignment(p, (self.assignment[p], self.adding[p], self.removing[p]))
 
     def update_leader_epoch_and_send_request(self, p: int) -> None:
-        """Bump the leader epoch (no leader or ISR change) and tell ORS and AR (`updateLeaderEpoch`)."""
+        """Bump the leader epoch (no leader or ISR change) and tell every replica (`updateLeaderEpoch`)."""
         znode = self.zk.partitions[p]
         if znode == NO_ZNODE:
             raise KafkaError("Cannot update leader epoch for partition as leaderAndIsr path is empty")
         if znode.controller_epoch > self.epoch:
             raise KafkaError("Leader and isr path written by another controller")  # StateChangeFailedException
         written = self.write_leader_and_isr(p, LeaderAndIsr(znode.leader, znode.leader_epoch + 1, znode.isr), znode)
+        # to every replica of RS with isNew = false (kafka@2.6.x:core/src/main/scala/kafka/controller/
+        # KafkaController.scala `updateLeaderEpochAndSendRequest`, lines 879-882)
         self.new_batch()
-        self.add_leader_and_isr(self.origin_replicas(p), p, written, is_new=False)
-        self.add_leader_and_isr(self.adding[p], p, written, is_new=True)
+        self.add_leader_and_isr(self.assignment[p], p, written, is_new=False)
         self.send_requests_to_brokers()
 
     def move_reassigned_partition_leader_if_required(self, p: int) -> None:
