@@ -67,6 +67,10 @@ class ModelConfig:
     #: Which reassignment targets an admin may ask for: "all" ordered lists of RF brokers, or
     #: "replace-one" (one replica replaced in place: both the leader-moves and leader-stays paths).
     reassign_targets: str = "all"
+    #: How many partitions one admin reassignment may name: 1 is `AdminReassign` alone; 2 or more
+    #: adds `AdminReassignPartitions`, one `/admin/reassign_partitions` znode listing that many
+    #: partitions, which the controller rewrites as each completes (each costs one reassignment).
+    reassign_partitions_at_once: int = 1
     #: Topic creations (a deleted topic created again, with the same assignment).
     max_topic_creations: int = 0
     #: Auto leader rebalance (`auto.leader.rebalance.enable`), bounded like an admin operation.
@@ -210,6 +214,7 @@ _RANGES: dict[str, tuple[int, Any]] = {
     "max_controlled_shutdowns": (0, 3),
     "max_preferred_elections": (0, 3),
     "max_reassignments": (0, 2),
+    "reassign_partitions_at_once": (1, lambda c: min(3, c.topics * c.partitions)),
     "max_topic_deletions": (0, lambda c: c.topics),
     "max_topic_creations": (0, lambda c: c.topics),
     "max_auto_rebalances": (0, 3),
@@ -226,4 +231,5 @@ _RANGE_WHY = {
     "replication_factor": " (no more replicas than brokers)",
     "max_topic_deletions": " (each topic is deleted at most once)",
     "max_controller_epoch": " (0 derives the bound from the budgets)",
+    "reassign_partitions_at_once": " (no more than the partitions, and at most 3)",
 }
