@@ -94,3 +94,24 @@ def test_after_a_controller_move_both_stay_stuck_in_the_model_and_in_kafka() -> 
     assert end.zk.delete_topics == 0b1 and end.zk.assignment == ((2, 1, 0),)
     assert (end.zk.adding, end.zk.removing) == (((2,),), ((0,),))
     assert end.zk.partitions[0].leader == -1
+
+
+def test_a_deposed_controller_that_forgets_a_topic_keeps_it_queued_for_deletion() -> None:
+    """Review D3: 2.6's `removeTopic` (ControllerContext.scala lines 283-290) clears neither
+    `topicsToBeDeleted` nor `topicsWithDeletionStarted` (KAFKA-10040 moved that there in 2.7). Broker
+    0, deposed by broker 1, which then deleted topic 0, processes the TopicChange: it forgets the
+    topic's assignment and keeps it queued for deletion."""
+    from tests.impl.lockstep.test_model_disagreements import CONFIGS, FORMER
+
+    _, config, actions = next(f for f in FORMER if f[0] == "topic_change_keeps_deleted_topics")
+    cfg = ModelConfig.from_mapping(CONFIGS[config])
+    state = init_states(cfg)[0]
+    for action in actions[:43]:
+        state = step(cfg, state, action)
+    assert state.zk.controller == 1 and state.brokers[0].active            # deposed, not resigned yet
+    assert [e.kind.name for e in state.brokers[0].queue][0] == "TopicChange"
+    before = state.brokers[0].ctx
+    assert before.topics_to_delete == 0b1 and before.assignment[:2] == ((0, 1), (1, 2))
+    after = step(cfg, state, actions[43]).brokers[0].ctx
+    assert after.assignment[:2] == ((), ())                                 # the topic is forgotten
+    assert after.topics_to_delete == 0b1                                    # but still queued (2.6)
