@@ -168,19 +168,21 @@ class ControllerContext:
         return [PartitionAndReplica(tp, r) for tp in sorted(partitions) for r in self.partition_replica_assignment(tp)]
 
     def remove_topic(self, topic: str) -> None:
-        """`removeTopic` (kafka@2.6.x:core/src/main/scala/kafka/controller/ControllerContext.scala):
-        forget the topic's deletion bookkeeping (to be deleted, deletion started), assignment and
-        leadership. Ineligibility, reassignment and the partition and replica states are kept."""
+        """`removeTopic` as Kafka 2.6 has it (kafka@2.6.x:core/src/main/scala/kafka/controller/
+        ControllerContext.scala, lines 283-290): forget the topic's assignment and leadership.
+        The deletion bookkeeping (to be deleted, deletion started: `completeDeleteTopic` clears
+        those; KAFKA-10040 moved them here in 2.7), the ineligibility, the reassignments and the
+        partition and replica states are kept."""
         for tp in self.partitions_for_topic(topic):
             self.partition_leadership_info.pop(tp, None)
         self.partition_assignments.pop(topic, None)
         self.all_topics.discard(topic)
-        self.topics_to_be_deleted.discard(topic)
-        self.topics_with_deletion_started.discard(topic)
 
     # ---- leadership ----------------------------------------------------------------------------
 
     def put_partition_leadership_info(self, tp: TopicPartition, info: LeaderIsrAndControllerEpoch) -> None:
+        """`partitionLeadershipInfo.put(tp, info)` in 2.6 (a public map there; the method of this name
+        came with KAFKA-10040 in 2.7, which 2.6 does not have)."""
         self.partition_leadership_info[tp] = info
 
     def partitions_with_leaders(self) -> list[TopicPartition]:
@@ -223,8 +225,9 @@ class ControllerContext:
         return [r for r in self.replicas_for_topic(topic) if self.replica_state(r) is state]
 
     def are_all_replicas_in_state(self, topic: str, state: ReplicaState) -> bool:
-        replicas = self.replicas_for_topic(topic)
-        return bool(replicas) and all(self.replica_state(r) is state for r in replicas)
+        # a `forall`: true for a topic with no replica (kafka@2.6.x:core/src/main/scala/kafka/
+        # controller/ControllerContext.scala `areAllReplicasInState`, lines 320-322)
+        return all(self.replica_state(r) is state for r in self.replicas_for_topic(topic))
 
     def is_any_replica_in_state(self, topic: str, state: ReplicaState) -> bool:
         return any(self.replica_state(r) is state for r in self.replicas_for_topic(topic))

@@ -7,8 +7,8 @@ persists RS, AR and RR, so that a new controller can resume a reassignment.
 
     U1-U2  ZooKeeper, then memory: RS = TRS + ORS, AR, RR; register the partition's
            PartitionReassignmentIsrChangeHandler (whose watch the next read of the state znode arms)
-    A1-A2  (TRS not yet all in the ISR) bump the leader epoch; LeaderAndIsr to ORS, and to AR with
-           isNew; AR -> NewReplica
+    A1-A2  (TRS not yet all in the ISR) bump the leader epoch; LeaderAndIsr to RS (isNew = false);
+           AR -> NewReplica
     B1-B8  (TRS all in the ISR) AR -> Online; RS = TRS in memory; move the leader into TRS (or bump
            the epoch); RR -> Offline -> DeletionStarted -> DeletionSuccessful -> NonExistent;
            ZooKeeper RS = TRS; unregister the handler and remove the partition from
@@ -26,7 +26,6 @@ from kcm.impl import controller_events as ev
 from kcm.impl.controller_context import (
     PartitionAndReplica,
     is_being_reassigned,
-    origin_replicas,
     reassign_to,
     target_replicas,
 )
@@ -105,8 +104,9 @@ class ReassignmentMixin:
         """At failover: reassignments from /admin/reassign_partitions, then those in progress in
         /brokers/topics/<t> that the znode did not name."""
         resumed = self._process_zk_partition_reassignment()
-        if not self.alignment.failover_resumes_only_zk_reassignments:
-            self._maybe_resume_reassignments(lambda tp, _: tp not in resumed)
+        # kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+        # `initializePartitionReassignments`, lines 774-781
+        self._maybe_resume_reassignments(lambda tp, _: tp not in resumed)
 
     def _maybe_resume_reassignments(self, should_resume: Callable[[TopicPartition, ReplicaAssignment], bool]) -> None:
         ctx = self.context
@@ -168,8 +168,9 @@ class ReassignmentMixin:
         info = self._update_leader_epoch(tp)
         batch = self.broker_request_batch
         batch.new_batch()
-        batch.add_leader_and_isr_request_for_brokers(origin_replicas(assignment), tp, info, assignment, is_new=False)
-        batch.add_leader_and_isr_request_for_brokers(assignment.adding_replicas, tp, info, assignment, is_new=True)
+        # to every replica of RS with isNew = false (kafka@2.6.x:core/src/main/scala/kafka/controller/
+        # KafkaController.scala `updateLeaderEpochAndSendRequest`, lines 879-882)
+        batch.add_leader_and_isr_request_for_brokers(assignment.replicas, tp, info, assignment, is_new=False)
         batch.send_requests_to_brokers(self.context.epoch)
 
     def _update_leader_epoch(self, tp: TopicPartition) -> LeaderIsrAndControllerEpoch:
@@ -204,9 +205,9 @@ class ReassignmentMixin:
     def _move_reassigned_partition_leader_if_required(self, tp: TopicPartition, assignment: ReplicaAssignment) -> None:
         ctx = self.context
         info = ctx.partition_leadership_info.get(tp)
-        if info is None and not self.alignment.reassignment_tolerates_leaderless_partition:
+        if info is None:   # `partitionLeadershipInfo(topicPartition)` throws (KafkaController.scala line 818)
             raise IllegalReassignmentState(f"partitionLeadershipInfo({tp}).get: the partition has no leader")
-        leader = -1 if info is None else info.leader_and_isr.leader
+        leader = info.leader_and_isr.leader
         if leader not in assignment.replicas or not ctx.is_replica_online(leader, tp):
             self.partition_state_machine.handle_state_changes([tp], P.OnlinePartition, Strategy.REASSIGN)
         else:

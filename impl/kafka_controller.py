@@ -108,6 +108,8 @@ class KafkaController(ReassignmentMixin):
         self.active_controller_id = -1
         #: Set when this module sent requests or wrote a controller znode while not active (V4).
         self.acted_while_inactive = False
+        #: Set while `_trigger_controller_move` deletes /controller after resigning.
+        self._moving = False
 
         self.context = ControllerContext()
         self.channel_manager = ControllerChannelManager(broker_id, network, timeline, threaded=threaded,
@@ -158,7 +160,7 @@ class KafkaController(ReassignmentMixin):
         return out
 
     def _note_action(self) -> None:
-        if not self.is_active and not self.acted_while_inactive:
+        if not self.is_active and not self.acted_while_inactive and not self._moving:
             self.acted_while_inactive = True
             self._timeline.append("acted while inactive", self.broker_id, epoch=self.context.epoch)
 
@@ -251,8 +253,9 @@ class KafkaController(ReassignmentMixin):
             self._on_controller_failover()
         except ControllerMovedException:
             self._maybe_resign()
-        except Exception:
-            log.exception("Error while electing or becoming controller on broker %d", self.broker_id)
+        except Exception as error:   # noqa: BLE001 - Kafka's `case t: Throwable => triggerControllerMove()`
+            log.info("Error while electing or becoming controller on broker %d, triggering controller "
+                     "movement: %r", self.broker_id, error)
             self._trigger_controller_move()
 
     def _trigger_controller_move(self) -> None:
@@ -264,7 +267,13 @@ class KafkaController(ReassignmentMixin):
             expected = self.context.epoch_zk_version
             self.active_controller_id = -1
             self._on_controller_resignation()
-            self._zk.delete_controller(expected)
+            # Kafka's own step after resigning (kafka@2.6.x:.../KafkaController.scala
+            # `triggerControllerMove`, lines 1308-1323), not a write by an inactive controller
+            self._moving = True
+            try:
+                self._zk.delete_controller(expected)
+            finally:
+                self._moving = False
         except ControllerMovedException:
             log.warning("Controller has already moved when trying to trigger controller movement")
 
@@ -341,9 +350,7 @@ class KafkaController(ReassignmentMixin):
             if not replicas:
                 continue   # the topic was deleted
             info = ctx.partition_leadership_info.get(tp)
-            if info is None:
-                if self.alignment.failover_skips_leaderless_preferred_elections:
-                    continue
+            if info is None:   # kafka@2.6.x:.../KafkaController.scala lines 756-757
                 raise NoSuchElementException(f"partitionLeadershipInfo({tp}).get")
             if info.leader_and_isr.leader == replicas[0] or ctx.is_topic_queued_up_for_deletion(tp.topic):
                 continue
@@ -457,15 +464,13 @@ class KafkaController(ReassignmentMixin):
         not_for_deletion = [r for r in replicas if not deletion.is_topic_queued_up_for_deletion(r.topic)]
         with_offline_leader = self.context.partitions_with_offline_leader()
         self.partition_state_machine.handle_state_changes(with_offline_leader, P.OfflinePartition)
-        elected = self.partition_state_machine.trigger_online_partition_state_change()
+        self.partition_state_machine.trigger_online_partition_state_change()
         self.replica_state_machine.handle_state_changes(not_for_deletion, R.OfflineReplica)
         if for_deletion:
             deletion.fail_replica_deletion(for_deletion)
-        if self.alignment.um_after_offline_replicas_as_model:
-            send = not not_for_deletion and not elected
-        else:   # "If replica failure did not require leader re-election, inform brokers of the offline brokers"
-            send = not with_offline_leader
-        if send:
+        # "If replica failure did not require leader re-election, inform brokers of the offline brokers"
+        # (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala, lines 463-465)
+        if not with_offline_leader:
             self.send_update_metadata_request(self.context.live_or_shutting_down_broker_ids, [])
 
     # ---- handlers: ISR changes ---------------------------------------------------------------

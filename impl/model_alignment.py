@@ -11,22 +11,22 @@ Kafka's behaviour, that test fails and the switch can go. Eight of the thirteen 
 comparison needed went that way when the model was corrected (the last,
 `stop_replica_callback_as_model`, first narrowed to `fenced_stop_replica_fails_deletions`: the
 model now raises no deletion event for a fenced StopReplica, as Kafka), and so did two found later
-(`isr_removal_caches_before_fenced_write`, `topic_change_keeps_deleted_topics`); the sequences
-that showed them are kept as regression tests of the agreement.
+(`isr_removal_caches_before_fenced_write`, `topic_change_keeps_deleted_topics`), and four after
+the review of the model against the 2.6 branch (`um_after_offline_replicas_as_model`, review D4,
+and the three below); the sequences that showed them are kept as regression tests of the agreement.
 
 None of the remaining switches is one of the model's documented abstractions (docs/model.md,
 "Abstractions and omissions": those need no switch, the implementation shares them, see
 docs/implementation.md). All are fidelity gaps of the model, reported to its owners:
 
 * Bookkeeping: which requests are sent, which watches stay armed, which controller epoch a
-  leader's ISR write carries (`um_after_offline_replicas_as_model`,
-  `watches_armed_only_where_model_arms`, `leader_isr_write_keeps_znode_controller_epoch`,
+  leader's ISR write carries (`watches_armed_only_where_model_arms`, `leader_isr_write_keeps_znode_controller_epoch`,
   `auto_rebalance_elects_all_at_once`).
-* Behaviour: the model is more forgiving than Kafka. `failover_resumes_only_zk_reassignments` and
-  `failover_skips_leaderless_preferred_elections` hide paths on which Kafka 2.6's controller throws
-  during failover and resigns at once (and so would every successor: a controller-move loop while
-  the condition lasts); `reassignment_tolerates_leaderless_partition` completes a reassignment Kafka
-  fails.
+* Behaviour: none left. The three that hid Kafka 2.6's controller-move loops
+  (`failover_resumes_only_zk_reassignments`, `failover_skips_leaderless_preferred_elections`,
+  `reassignment_tolerates_leaderless_partition`) went when the model took `maybeResumeReassignments`
+  at failover, the throwing `partitionLeadershipInfo` reads and `triggerControllerMove`, with a bound
+  on controller epochs (`ModelConfig.max_controller_epoch`).
 """
 
 from __future__ import annotations
@@ -36,15 +36,6 @@ from dataclasses import dataclass, fields
 
 @dataclass(frozen=True, slots=True)
 class ModelAlignment:
-    #: `onReplicasBecomeOffline` sends UpdateMetadata to every live broker when no partition had an
-    #: offline leader (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala,
-    #: `if (partitionsWithOfflineLeader.isEmpty) sendUpdateMetadataRequest(...)`). The model sends it
-    #: when no replica outside a deletion went offline and no leader was elected
-    #: (model/controller.py `on_replicas_become_offline`). The two differ when a partition was
-    #: already leaderless (leader -1 counts as offline) and the dead broker held no replica outside
-    #: a deletion: Kafka sends nothing, the model an UpdateMetadata. (When replicas do go offline,
-    #: the replica state machine's own UpdateMetadata is identical and the two are coalesced.)
-    um_after_offline_replicas_as_model: bool = False
     #: Kafka's ZooKeeperClient arms a watch on *every* read of a path that has a registered handler
     #: (`shouldWatch`): each re-read of a reassigning partition's state znode (elections, ISR shrinks,
     #: `updateLeaderEpoch`) re-arms PartitionReassignmentIsrChangeHandler's watch,
@@ -57,22 +48,6 @@ class ModelAlignment:
     #: controller may have cached with its own epoch without writing it. The model writes the
     #: znode's current `controller_epoch` (model/broker.py `leader_writes_isr`).
     leader_isr_write_keeps_znode_controller_epoch: bool = False
-    #: At failover Kafka resumes every reassignment in progress (`initializePartitionReassignments`:
-    #: those /admin/reassign_partitions names, then `maybeResumeReassignments` for the others, e.g.
-    #: one whose first attempt failed after U1). The model only processes /admin/reassign_partitions.
-    failover_resumes_only_zk_reassignments: bool = False
-    #: At failover Kafka reads the pending preferred elections with
-    #: `partitionLeadershipInfo(partition).get`, which throws for a partition without a state znode
-    #: (a new partition none of whose replicas was ever live, or one of a topic queued for deletion
-    #: before it got a leader): the failover fails and the new controller resigns
-    #: (`triggerControllerMove`), and so does every successor while the znode names it. The model
-    #: skips such partitions.
-    failover_skips_leaderless_preferred_elections: bool = False
-    #: Completing a reassignment (B3, `moveReassignedPartitionLeaderIfRequired`) Kafka reads
-    #: `partitionLeadershipInfo(tp).get`, which throws for a partition without a state znode, so the
-    #: reassignment fails (UNKNOWN_SERVER_ERROR). The model reads leader -1 and completes it, leaderless
-    #: (e.g. a reassignment to a permutation of the replicas of a partition none of whose replicas was live).
-    reassignment_tolerates_leaderless_partition: bool = False
     #: `checkAndTriggerAutoLeaderRebalance` runs one preferred election per preferred broker
     #: (`preferredReplicasForTopicsByBrokers.forKeyValue { ... onReplicaElection(...) }`), each with
     #: its own batch of requests: a broker that is told about partitions of two preferred leaders

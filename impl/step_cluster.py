@@ -19,7 +19,7 @@ mode. Nothing happens unless something calls one of its operations; which one ru
 | LeaderShrinkIsr / LeaderExpandIsr | the leader's conditional ISR write, then its ISR-change notification |
 | BrokerRequestControlledShutdown(b)| one ControlledShutdownRequest to the broker named in /controller |
 | BrokerShutdown(b)                 | `KafkaServer.shutdown()` (the session closes)                     |
-| AdminPreferredElection, AdminReassign, AdminDeleteTopic, AdminCreateTopic, AdminMoveController | an admin session writes the znode |
+| AdminPreferredElection, AdminReassign, AdminReassignPartitions, AdminDeleteTopic, AdminCreateTopic, AdminMoveController | an admin session writes the znode |
 | SchedulerAutoRebalance(b)         | b's controller timer puts AutoPreferredReplicaLeaderElection      |
 | ZkLoseReply(b)                    | as ControllerProcessEvent(b), with the embedded ZooKeeper losing the reply to the event's first partition-state write |
 | ZkConnectionLoss(b)               | the same, the write in flight when b's connection drops and comes back (`drop_connection`) |
@@ -252,6 +252,9 @@ class StepCluster:
         elif kind is a.AdminReassign:
             self._spend(Budget.REASSIGNMENTS)
             self.admin_reassign(layout.tp(action.partition), action.target)
+        elif kind is a.AdminReassignPartitions:
+            self._spend(Budget.REASSIGNMENTS)
+            self.admin.create_partition_reassignment({layout.tp(p): list(t) for p, t in action.targets})
         elif kind is a.AdminDeleteTopic:
             self._spend(Budget.TOPIC_DELETIONS)
             self.admin_delete_topic(layout.topics[action.topic])

@@ -124,20 +124,23 @@ class TopicDeletionManager:
             self._on_topic_deletion(eligible)
 
     def _retry_deletion_for_ineligible_replicas(self, topics: set[str]) -> None:
+        # The topics stay ineligible (kafka@2.6.x:core/src/main/scala/kafka/controller/
+        # TopicDeletionManager.scala `retryDeletionForIneligibleReplicas`, lines 232-237).
         failed = [r for t in sorted(topics) for r in self._context.replicas_in_state(t, R.ReplicaDeletionIneligible)]
-        self._context.topics_ineligible_for_deletion -= topics
         self._replicas.handle_state_changes(failed, R.OfflineReplica)
 
     def _complete_delete_topic(self, topic: str) -> None:
         ctx = self._context
         successful = ctx.replicas_in_state(topic, R.ReplicaDeletionSuccessful)
         self._replicas.handle_state_changes(successful, R.NonExistentReplica)
+        # kafka@2.6.x:core/src/main/scala/kafka/controller/TopicDeletionManager.scala
+        # `completeDeleteTopic` (lines 239-250): the deletion bookkeeping goes first, then the
+        # fenced delete, then `removeTopic` (assignment, leadership); the ineligibility and the
+        # reassignments stay. The partition states are dropped: they are NonExistentPartition by
+        # now, which is what a missing entry reads.
+        ctx.topics_to_be_deleted.discard(topic)
+        ctx.topics_with_deletion_started.discard(topic)
         self._client.delete_topic(topic, ctx.epoch_zk_version)
-        # `removeTopic` forgets the deletion bookkeeping (to be deleted, deletion started), the
-        # assignment and the leadership, and keeps the ineligibility and the reassignments, as Kafka
-        # 2.6 does (kafka@2.6.x:core/src/main/scala/kafka/controller/TopicDeletionManager.scala
-        # `completeDeleteTopic`). The partition states are dropped: they are NonExistentPartition
-        # by now, which is what a missing entry reads.
         for tp in ctx.partitions_for_topic(topic):
             ctx.partition_states.pop(tp, None)
         ctx.remove_topic(topic)

@@ -4,9 +4,9 @@ Healing actions (never bounded): `BrokerStart` (a restart), `ZkSessionExpire` of
 session, `BrokerNoticeExpiry`, `ControllerProcessEvent`, `NetworkDeliver`, `LeaderExpandIsr`,
 `BrokerShutdown` (finishing a controlled shutdown). Faults and admin operations, each bounded by
 the config: `BrokerCrash`, `ZkSessionExpire` of a live broker, `LeaderShrinkIsr`,
-`BrokerRequestControlledShutdown`, `AdminPreferredElection`, `AdminReassign`, `AdminDeleteTopic`,
-`AdminCreateTopic`, `AdminMoveController`, `SchedulerAutoRebalance`, `ZkLoseReply`,
-`ZkConnectionLoss`.
+`BrokerRequestControlledShutdown`, `AdminPreferredElection`, `AdminReassign`,
+`AdminReassignPartitions`, `AdminDeleteTopic`, `AdminCreateTopic`, `AdminMoveController`,
+`SchedulerAutoRebalance`, `ZkLoseReply`, `ZkConnectionLoss`.
 
 Watch notifications have no action of their own: ZooKeeper notifies the watcher in the same step
 as the write that fires the watch, and the watcher's ZooKeeper client thread only enqueues a
@@ -109,6 +109,18 @@ class AdminReassign:
 
     partition: int
     target: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AdminReassignPartitions:
+    """An admin creates `/admin/reassign_partitions` naming several partitions at once, as the legacy
+    `kafka-reassign-partitions.sh --execute` does with a plan of several partitions: `targets` is
+    ((partition, target), ...) in partition order. The controller starts each, rewrites the znode
+    without each one that completes or fails, and deletes it with the last
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+    `processZkPartitionReassignment`, lines 1538-1560; `maybeRemoveFromZkReassignment`, lines 935-958)."""
+
+    targets: tuple[tuple[int, tuple[int, ...]], ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -106,7 +106,8 @@ class Zk(NamedTuple):
 
 
 class EventKind(IntEnum):
-    """The controller events the model has (kafka@2.6.x:.../controller/ControllerState.scala, KafkaController.process)."""
+    """The controller events the model has (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala,
+    the `ControllerEvent` case objects and classes from line 2013 on; their handlers in `process`)."""
 
     Startup = 0
     Reelect = 1

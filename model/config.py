@@ -74,6 +74,10 @@ class ModelConfig:
     #: Which reassignment targets an admin may ask for: "all" ordered lists of RF brokers, or
     #: "replace-one" (one replica replaced in place: both the leader-moves and leader-stays paths).
     reassign_targets: str = "all"
+    #: How many partitions one admin reassignment may name: 1 is `AdminReassign` alone; 2 or more
+    #: adds `AdminReassignPartitions`, one `/admin/reassign_partitions` znode listing that many
+    #: partitions, which the controller rewrites as each completes (each costs one reassignment).
+    reassign_partitions_at_once: int = 1
     #: Topic creations (a deleted topic created again, with the same assignment).
     max_topic_creations: int = 0
     #: Auto leader rebalance (`auto.leader.rebalance.enable`), bounded like an admin operation.
@@ -98,6 +102,15 @@ class ModelConfig:
     overlapping: tuple[tuple[str, ...], ...] = ()
     #: Capacity of each broker's controller event queue (Kafka's is unbounded; the model's is not).
     event_queue_capacity: int = 8
+    #: The highest controller epoch an election may reach; an election beyond it is not taken, like
+    #: a TLC state constraint. Kafka 2.6's failover can throw and move the controller
+    #: (`triggerControllerMove`), and every successor can do the same while the cause lasts (a
+    #: controller-move loop), each election one epoch higher: without a bound the state space
+    #: would be infinite. 0 (the default) derives it from the budgets: one election at the cold
+    #: start, one per perturbation that can delete `/controller` (crash, session expiry, lost
+    #: acknowledgement, controller move, controlled shutdown), and two more, so that a loop shows
+    #: two elections past the last one the budgets allow. `controller_epoch_bound` is the value used.
+    max_controller_epoch: int = 0
     #: Optional data: per replica a log end offset and high watermark, up to `max_offset`.
     data: bool = False
     max_offset: int = 0
@@ -135,6 +148,17 @@ class ModelConfig:
         config = cls(**kwargs)
         config.validate(where=where)
         return config
+
+    @property
+    def controller_epoch_bound(self) -> int:
+        """`max_controller_epoch`, or the bound derived from the budgets when it is 0."""
+        if self.max_controller_epoch:
+            return self.max_controller_epoch
+        moving = ("broker_crash", "session_expiry", "controller_move", "controlled_shutdown")
+        own = (self.max_broker_crashes + self.max_session_expiries + self.max_lost_acks
+               + self.max_controller_moves + self.max_controlled_shutdowns)
+        runs = [sum(kind in moving for kind in run) for run in self.overlapping]
+        return 1 + max([own, *runs]) + _LOOP_SLACK
 
     @property
     def existing_topics(self) -> int:
@@ -180,6 +204,8 @@ def _overlapping(value: Any, where: str) -> tuple[tuple[str, ...], ...]:
     return tuple(runs)
 
 
+#: Elections past the budgets' last one that `max_controller_epoch` = 0 allows (a controller-move loop's).
+_LOOP_SLACK = 2
 _MAX_BROKERS = 5
 _MAX_OFFSET = 3
 _RANGES: dict[str, tuple[int, Any]] = {
@@ -196,12 +222,14 @@ _RANGES: dict[str, tuple[int, Any]] = {
     "max_controlled_shutdowns": (0, 3),
     "max_preferred_elections": (0, 3),
     "max_reassignments": (0, 2),
+    "reassign_partitions_at_once": (1, lambda c: min(3, c.topics * c.partitions)),
     "max_topic_deletions": (0, lambda c: c.topics),
     "max_topic_creations": (0, lambda c: c.topics),
     "max_auto_rebalances": (0, 3),
     "max_controller_moves": (0, 2),
     "controlled_shutdown_max_retries": (0, 3),
     "event_queue_capacity": (1, 16),
+    "max_controller_epoch": (0, 32),
     "max_faults": (-1, 8),
     "max_admin_ops": (-1, 8),
     "max_perturbations": (-1, 8),
@@ -210,4 +238,6 @@ _RANGES: dict[str, tuple[int, Any]] = {
 _RANGE_WHY = {
     "replication_factor": " (no more replicas than brokers)",
     "max_topic_deletions": " (each topic is deleted at most once)",
+    "max_controller_epoch": " (0 derives the bound from the budgets)",
+    "reassign_partitions_at_once": " (no more than the partitions, and at most 3)",
 }

@@ -52,9 +52,14 @@ from kcm.model.state_machines import RequestBatch, StateMachinesMixin, Strategy
 from kcm.model.states import PartitionState as P
 from kcm.model.states import ReplicaState as R
 from kcm.model.topic_deletion import TopicDeletionMixin
-from kcm.model.world import ControllerMoved, KafkaError, SessionExpired, World
+from kcm.model.world import ControllerMoved, KafkaError, Overflow, SessionExpired, World
 
 _ALL_PARTITION_WATCHES = ~((1 << PARTITION_STATE_SHIFT) - 1)
+
+
+class BeyondEpochBound(Overflow):
+    """An election would take the controller epoch past `ModelConfig.controller_epoch_bound`; like
+    an event queue overflow, the step is not taken (a TLC state constraint, see model/config.py)."""
 
 
 class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
@@ -131,6 +136,8 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         # registerControllerAndIncrementControllerEpoch: multi(create ephemeral /controller,
         # setData /controller_epoch = epoch+1 @ version) (kafka@2.6.x:.../zk/KafkaZkClient.scala)
         epoch = w.zk.controller_epoch + 1
+        if epoch > w.cfg.controller_epoch_bound:
+            raise BeyondEpochBound(self.me)
         w.zk = w.zk._replace(controller=self.me, controller_epoch=epoch)
         w.fire_controller_change(deleted=False)
         if self.flags.controller_epoch_listener:  # V2 (KAFKA-1096): every controller adopts the new epoch
@@ -139,7 +146,38 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
                     w.brokers[b] = broker._replace(ctx=broker.ctx._replace(epoch=epoch))
         self.epoch = epoch
         self.active = True
-        self.on_controller_failover()
+        try:
+            self.on_controller_failover()
+        except KafkaError:
+            # `case t: Throwable => triggerControllerMove()` (kafka@2.6.x:core/src/main/scala/kafka/
+            # controller/KafkaController.scala `elect`, lines 1364-1368). ControllerMoved goes on to
+            # `process`, which calls maybeResign as `elect`'s own catch does.
+            self.batch.clear()
+            self.trigger_controller_move()
+
+    def trigger_controller_move(self) -> None:
+        """`triggerControllerMove` (KafkaController.scala lines 1308-1323): if /controller still names
+        this broker, resign, then delete /controller (fenced by the epoch's zkVersion read before
+        resigning); a failed check means the controller has moved already. The delete is Kafka's own
+        step after resigning, not a write by an inactive controller: it is not marked as one. Every
+        other broker's /controller watch puts Reelect, and one of them fails over next."""
+        w = self.w
+        # `zkClient.getControllerId` reads /controller, whose handler is registered: the read arms
+        # the watch again (the election's own create spent it), so the delete below puts Reelect at
+        # this broker too
+        w.arm(self.me, Watch.CONTROLLER)
+        self.active = self.zk.controller == self.me
+        if not self.active:
+            return
+        expected = self.epoch  # `controllerContext.epochZkVersion` (the model's zkVersion is the epoch)
+        self.active = False
+        self.on_controller_resignation()
+        try:
+            w.check_epoch(self.me, expected)
+        except ControllerMoved:
+            return
+        w.zk = w.zk._replace(controller=NONE)
+        w.fire_controller_change(deleted=True)
 
     def maybe_resign(self) -> None:
         was_active = self.active
@@ -189,13 +227,30 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         self.replica_state_machine_startup()
         self.partition_state_machine_startup()
         # 7. reassignments, deletions, pending preferred elections
-        self.process_zk_partition_reassignment()
+        self.initialize_partition_reassignments()
         self.try_topic_deletion()
-        pending = [p for p in bits(self.zk.preferred)
-                   if self.assignment[p] and self.leadership[p] != NO_ZNODE
-                   and self.leadership[p].leader != self.assignment[p][0]
-                   and not self.is_topic_queued_for_deletion(w.topic_of(p))]
-        self.on_replica_election(pending, Strategy.PREFERRED, zk_triggered=True)
+        self.on_replica_election(self.fetch_pending_preferred_replica_elections(), Strategy.PREFERRED,
+                                 zk_triggered=True)
+
+    def fetch_pending_preferred_replica_elections(self) -> list[int]:
+        """`fetchPendingPreferredReplicaElections` (kafka@2.6.x:core/src/main/scala/kafka/controller/
+        KafkaController.scala, lines 749-765): a partition of an existing topic is done when its
+        leader is the preferred replica, read with `partitionLeadershipInfo(partition)`, which throws
+        for a partition without leadership (no state znode: none of its replicas was ever live, or
+        its topic was queued for deletion before it got a leader), before the topic-deletion filter.
+        The failover then fails and the controller moves (`elect`)."""
+        w = self.w
+        pending = []
+        for p in bits(self.zk.preferred):
+            if not self.assignment[p]:
+                continue  # the topic was deleted
+            if self.leadership[p] == NO_ZNODE:
+                raise KafkaError("NoSuchElementException: partitionLeadershipInfo(partition) of a pending "
+                                 "preferred election")
+            if (self.leadership[p].leader != self.assignment[p][0]
+                    and not self.is_topic_queued_for_deletion(w.topic_of(p))):
+                pending.append(p)
+        return pending
 
     def replica_state_machine_startup(self) -> None:
         """`ReplicaStateMachine.startup`: Online if the broker is online, else DeletionIneligible;
@@ -314,12 +369,16 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         w = self.w
         for_deletion = [(p, b) for p, b in replicas if self.is_topic_queued_for_deletion(w.topic_of(p))]
         others = [(p, b) for p, b in replicas if not self.is_topic_queued_for_deletion(w.topic_of(p))]
-        self.handle_partition_state_changes(self.partitions_with_offline_leader(), P.OfflinePartition)
-        elected = self.trigger_online_partition_state_change()
+        without_leader = self.partitions_with_offline_leader()
+        self.handle_partition_state_changes(without_leader, P.OfflinePartition)
+        self.trigger_online_partition_state_change()
         self.handle_replica_state_changes(others, R.OfflineReplica)
         if for_deletion:
             self.fail_replica_deletion(for_deletion)
-        if not others and not elected:
+        # "If replica failure did not require leader re-election, inform brokers of the offline
+        # brokers" (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+        # `onReplicasBecomeOffline`, lines 463-465: `if (partitionsWithoutLeader.isEmpty)`)
+        if not without_leader:
             self.send_update_metadata(self.live_brokers())
 
     def process_isr_change_notification(self, _: Event) -> None:
@@ -514,13 +573,15 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
             self.on_new_partition_creation(new)
 
     def remove_topic(self, t: int) -> None:
-        """`ControllerContext.removeTopic` (kafka@2.6.x:core/src/main/scala/kafka/controller/
-        ControllerContext.scala `removeTopic`): the topic leaves `topicsToBeDeleted`,
-        `topicsWithDeletionStarted`, `allTopics` and `partitionAssignments`, and its partitions
-        leave `partitionLeadershipInfo`. Nothing else: `topicsIneligibleForDeletion`,
-        `partitionsBeingReassigned` and the partition and replica states keep their entries."""
-        self.topics_to_delete &= ~(1 << t)
-        self.topics_deletion_started &= ~(1 << t)
+        """`ControllerContext.removeTopic` as Kafka 2.6 has it (kafka@2.6.x:core/src/main/scala/kafka/
+        controller/ControllerContext.scala `removeTopic`, lines 283-290): the topic leaves `allTopics`
+        and `partitionAssignments`, and its partitions leave `partitionLeadershipInfo`. Nothing else:
+        `topicsToBeDeleted` and `topicsWithDeletionStarted` are cleared by `completeDeleteTopic`
+        itself (KAFKA-10040 moved them here in 2.7), and `topicsIneligibleForDeletion`,
+        `partitionsBeingReassigned` and the partition and replica states keep their entries. So a
+        deposed controller that forgets a topic through TopicChange keeps it queued for deletion;
+        its next `resumeDeletions` completes it vacuously (no replica left) and the fenced
+        `deleteTopic` raises ControllerMoved."""
         for p in self.w.partitions_of_topic(t):
             self.assignment[p] = self.adding[p] = self.removing[p] = ()
             self.leadership[p] = NO_ZNODE

@@ -185,6 +185,10 @@ def zk_writes_fenced(s: Cluster, a, t: Cluster) -> bool:
     if all(getattr(s.zk, f) is getattr(t.zk, f) or getattr(s.zk, f) == getattr(t.zk, f) for f in _CONTROLLER_DATA):
         return True
     b = a.broker
+    if t.zk.controller_epoch != s.zk.controller_epoch:
+        # `b` won the election in this step, so it wrote at the new epoch, even if its failover then
+        # failed and it resigned in the same step (`triggerControllerMove`)
+        return True
     writer_epoch = t.brokers[b].ctx.epoch if t.brokers[b].active else s.brokers[b].ctx.epoch
     return writer_epoch == t.zk.controller_epoch
 

@@ -5,7 +5,7 @@ RS = current replicas, ORS = original, TRS = target, AR = adding (TRS - ORS), RR
 (ORS - TRS); `/brokers/topics/<t>` persists RS, AR and RR so that a new controller can resume.
 
     U1-U2  ZK and memory: RS = TRS + ORS, AR, RR; watch the partition's state znode
-    A1-A2  (TRS not yet in the ISR) bump the leader epoch, LeaderAndIsr to ORS and AR;
+    A1-A2  (TRS not yet in the ISR) bump the leader epoch, LeaderAndIsr (isNew = false) to RS;
            AR -> NewReplica
     B1-B8  (TRS in the ISR) AR -> Online; RS = TRS in memory; move the leader into TRS (or bump
            the epoch); RR -> Offline -> DeletionStarted -> DeletionSuccessful -> NonExistent; ZK
@@ -38,19 +38,28 @@ class ReassignmentMixin:
     def target_replicas(self, p: int) -> tuple[int, ...]:
         return tuple(r for r in self.assignment[p] if r not in self.removing[p])
 
-    def origin_replicas(self, p: int) -> tuple[int, ...]:
-        return tuple(r for r in self.assignment[p] if r not in self.adding[p])
+    def initialize_partition_reassignments(self) -> None:
+        """`initializePartitionReassignments` at failover (kafka@2.6.x:core/src/main/scala/kafka/
+        controller/KafkaController.scala, lines 774-781): the reassignments /admin/reassign_partitions
+        asks for, then `maybeResumeReassignments` for every partition being reassigned (read from
+        `/brokers/topics`) that the first part did not start successfully, including one it just
+        refused because its topic is queued for deletion. An exception here is not caught: the
+        failover fails and the controller moves (`elect`)."""
+        resumed = self.process_zk_partition_reassignment()
+        self.maybe_resume_reassignments(lambda p: not resumed >> p & 1)
 
-    def process_zk_partition_reassignment(self) -> None:
-        """`processZkPartitionReassignment` (re-arms the exists watch; reads the znode)."""
+    def process_zk_partition_reassignment(self) -> int:
+        """`processZkPartitionReassignment` (re-arms the exists watch; reads the znode); returns the
+        partitions whose reassignment started without error."""
         if not self.active:
-            return
+            return 0
         w = self.w
         w.arm(self.me, Watch.REASSIGN)
         requested = [(p, t) for p, t in enumerate(self.zk.reassign) if t]
         if not requested:
-            return
+            return 0
         failed = 0
+        started = 0
         for p, target in requested:
             topic = w.topic_of(p)
             if self.is_topic_queued_for_deletion(topic) or not self.assignment[p]:
@@ -59,10 +68,12 @@ class ReassignmentMixin:
             try:
                 self.on_partition_reassignment(p, reassign_to(self.assignment[p], self.adding[p], self.removing[p],
                                                               target))
+                started |= 1 << p
             except KafkaError:
                 failed |= 1 << p  # UNKNOWN_SERVER_ERROR; ControllerMoved propagates
         if failed:
             self.maybe_remove_from_zk_reassignment(lambda p, replicas: failed >> p & 1)
+        return started
 
     def on_partition_reassignment(self, p: int, reassignment: tuple) -> None:
         topic = self.w.topic_of(p)
@@ -108,7 +119,7 @@ class ReassignmentMixin:
             self.on_partition_reassignment(p, (self.assignment[p], self.adding[p], self.removing[p]))
 
     def update_leader_epoch_and_send_request(self, p: int) -> None:
-        """Bump the leader epoch (no leader or ISR change) and tell ORS and AR (`updateLeaderEpoch`)."""
+        """Bump the leader epoch (no leader or ISR change) and tell every replica (`updateLeaderEpoch`)."""
         written = None
         while written is None:   # re-read and write again on BADVERSION (after a lost reply)
             znode = self.zk.partitions[p]
@@ -117,12 +128,18 @@ class ReassignmentMixin:
             if znode.controller_epoch > self.epoch:
                 raise KafkaError("Leader and isr path written by another controller")  # StateChangeFailedException
             written = self.write_leader_and_isr(p, LeaderAndIsr(znode.leader, znode.leader_epoch + 1, znode.isr), znode)
+        # to every replica of RS with isNew = false (kafka@2.6.x:core/src/main/scala/kafka/controller/
+        # KafkaController.scala `updateLeaderEpochAndSendRequest`, lines 879-882)
         self.new_batch()
-        self.add_leader_and_isr(self.origin_replicas(p), p, written, is_new=False)
-        self.add_leader_and_isr(self.adding[p], p, written, is_new=True)
+        self.add_leader_and_isr(self.assignment[p], p, written, is_new=False)
         self.send_requests_to_brokers()
 
     def move_reassigned_partition_leader_if_required(self, p: int) -> None:
+        """B3. `partitionLeadershipInfo(topicPartition)` throws for a partition without leadership
+        (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+        `moveReassignedPartitionLeaderIfRequired`, line 818): the reassignment fails after B1-B2."""
+        if self.leadership[p] == NO_ZNODE:
+            raise KafkaError("NoSuchElementException: partitionLeadershipInfo of a reassigned partition")
         leader = self.leadership[p].leader
         if leader not in self.assignment[p]:
             self.handle_partition_state_changes([p], P.OnlinePartition, Strategy.REASSIGN)
@@ -169,7 +186,14 @@ class ReassignmentMixin:
             w.enqueue(self.me, Event(EventKind.ZkPartitionReassignment))
 
     def resume_reassignments_for(self, brokers: int) -> None:
-        """`maybeResumeReassignments`: those whose target includes one of `brokers`."""
+        """`onBrokerStartup`'s `maybeResumeReassignments`: those whose target includes one of `brokers`."""
+        self.maybe_resume_reassignments(lambda p: any(brokers >> r & 1 for r in self.target_replicas(p)))
+
+    def maybe_resume_reassignments(self, should_resume) -> None:
+        """`maybeResumeReassignments` (KafkaController.scala lines 381-387): `onPartitionReassignment`
+        with the current assignment for every partition being reassigned that `should_resume`
+        accepts, in partition order (Kafka iterates a hash set), skipping one that an earlier
+        resumption in the loop took out of the set."""
         for p in bits(self.reassigning):
-            if any(brokers >> r & 1 for r in self.target_replicas(p)):
+            if self.reassigning >> p & 1 and should_resume(p):
                 self.on_partition_reassignment(p, (self.assignment[p], self.adding[p], self.removing[p]))

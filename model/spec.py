@@ -34,6 +34,7 @@ from kcm.model.actions import (
     AdminMoveController,
     AdminPreferredElection,
     AdminReassign,
+    AdminReassignPartitions,
     BrokerCrash,
     BrokerNoticeExpiry,
     BrokerRequestControlledShutdown,
@@ -288,10 +289,15 @@ def enabled_actions(cfg: ModelConfig, state: Cluster) -> list:
     if left(Budget.PREFERRED_ELECTIONS) and not zk.preferred:
         out.extend(AdminPreferredElection(p) for p in range(np_) if topic_exists[p // cfg.partitions])
     if left(Budget.REASSIGNMENTS) and not any(zk.reassign):
-        for p in range(np_):
-            if topic_exists[p // cfg.partitions]:
-                for target in reassignment_targets(cfg, zk.assignment[p]):
-                    out.append(AdminReassign(p, target))
+        existing = [p for p in range(np_) if topic_exists[p // cfg.partitions]]
+        for p in existing:
+            for target in reassignment_targets(cfg, zk.assignment[p]):
+                out.append(AdminReassign(p, target))
+        # one znode naming several partitions (`reassign_partitions_at_once`)
+        for k in range(2, min(cfg.reassign_partitions_at_once, len(existing)) + 1):
+            for ps in itertools.combinations(existing, k):
+                for targets in itertools.product(*(reassignment_targets(cfg, zk.assignment[p]) for p in ps)):
+                    out.append(AdminReassignPartitions(tuple(zip(ps, targets))))
     if left(Budget.TOPIC_DELETIONS):
         out.extend(AdminDeleteTopic(t) for t in range(cfg.topics)
                    if topic_exists[t] and not zk.delete_topics >> t & 1)
@@ -382,6 +388,11 @@ def _apply(w: World, action) -> None:  # noqa: C901 - one arm per action, as a T
         _spend(w, Budget.REASSIGNMENTS)
         reassign = tuple(action.target if p == action.partition else () for p in range(w.np))
         w.zk = w.zk._replace(reassign=reassign)
+        w.fire(Watch.REASSIGN, Event(EventKind.ZkPartitionReassignment))
+    elif kind is AdminReassignPartitions:
+        _spend(w, Budget.REASSIGNMENTS)
+        named = dict(action.targets)
+        w.zk = w.zk._replace(reassign=tuple(named.get(p, ()) for p in range(w.np)))
         w.fire(Watch.REASSIGN, Event(EventKind.ZkPartitionReassignment))
     elif kind is AdminDeleteTopic:
         _spend(w, Budget.TOPIC_DELETIONS)

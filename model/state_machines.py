@@ -267,7 +267,7 @@ class StateMachinesMixin:
         its replica keeps its state. As in Kafka, the shrunk ISRs are written first and only then
         are the partitions that needed no write cached
         (kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala
-        `doRemoveReplicasFromIsr`: `updateLeaderAndIsr`, then `partitionLeadershipInfo.put` for
+        `doRemoveReplicasFromIsr`: `updateLeaderAndIsr`, then `partitionLeadershipInfo.put` (line 367) for
         `leaderAndIsrsWithoutReplica ++ finishedPartitions`): when the write fails the epoch fence
         (ControllerMovedException, a deposed controller that has not resigned yet), no partition of
         the call is cached.

@@ -5,7 +5,9 @@ deletion (`/admin/delete_topics/<t>`) is ineligible while one of its replicas is
 or one of its partitions is being reassigned. Deletion moves the partitions Offline ->
 NonExistent, then every live replica Offline -> DeletionStarted (StopReplica(delete=true)); the
 responses move replicas to DeletionSuccessful or DeletionIneligible. When no replica is
-DeletionStarted and some are Ineligible, those go back to Offline and deletion is retried. When
+DeletionStarted and some are Ineligible, those go back to Offline; the topic stays ineligible
+(Kafka never clears that mark on a retry), so the deletion is retried only once a broker holding
+one of its replicas starts, a reassignment of it completes, or a new controller takes over. When
 all are Successful: NonExistent, and the topic's znodes are deleted.
 """
 
@@ -61,7 +63,9 @@ class TopicDeletionMixin:
             if not self.topics_to_delete >> t & 1:
                 continue
             replicas = self.replicas_of_topic(t)
-            if replicas and all(self.replica_states[p][b] is R.ReplicaDeletionSuccessful for p, b in replicas):
+            # `areAllReplicasInState` is a `forall`: true for a topic with no replica left (one that a
+            # TopicChange made this controller forget, ControllerContext.scala lines 320-322)
+            if all(self.replica_states[p][b] is R.ReplicaDeletionSuccessful for p, b in replicas):
                 self.complete_delete_topic(t)
             elif not self._replicas_in_state(t, R.ReplicaDeletionStarted):
                 if self._replicas_in_state(t, R.ReplicaDeletionIneligible):
@@ -74,9 +78,13 @@ class TopicDeletionMixin:
             self.on_topic_deletion(eligible)
 
     def retry_deletion_for_ineligible_replicas(self, topics: int) -> None:
+        """`retryDeletionForIneligibleReplicas`: the Ineligible replicas go back to OfflineReplica.
+        The topics stay in `topicsIneligibleForDeletion` (kafka@2.6.x:core/src/main/scala/kafka/
+        controller/TopicDeletionManager.scala `retryDeletionForIneligibleReplicas`, lines 232-237):
+        only `resumeDeletionForTopics` (a broker holding a replica starts, a reassignment completes)
+        and a new controller's `TopicDeletionManager.init` make them eligible again."""
         failed = [r for t in range(self.w.cfg.topics) if topics >> t & 1
                   for r in self._replicas_in_state(t, R.ReplicaDeletionIneligible)]
-        self.topics_ineligible &= ~topics
         self.handle_replica_state_changes(failed, R.OfflineReplica)
 
     def on_topic_deletion(self, topics: int) -> None:
@@ -129,6 +137,11 @@ class TopicDeletionMixin:
         it (`removeTopic`, which keeps its ineligibility and its partitions' reassignments)."""
         successful = self._replicas_in_state(t, R.ReplicaDeletionSuccessful)
         self.handle_replica_state_changes(successful, R.NonExistentReplica)
+        # `topicsToBeDeleted -= topic`, `topicsWithDeletionStarted -= topic`, before the fenced write
+        # (kafka@2.6.x:core/src/main/scala/kafka/controller/TopicDeletionManager.scala
+        # `completeDeleteTopic`, lines 239-250)
+        self.topics_to_delete &= ~(1 << t)
+        self.topics_deletion_started &= ~(1 << t)
         w = self.w
         w.check_epoch(self.me, self.epoch)
         self.mark_zk_write()
@@ -144,12 +157,14 @@ class TopicDeletionMixin:
         for p in w.partitions_of_topic(t):
             if zk.partitions[p] != NO_ZNODE:
                 w.fire(partition_watch(p), None)  # deleted: the data-change handler hears nothing
-        w.fire(Watch.TOPICS, Event(EventKind.TopicChange))
-        w.fire(Watch.DELETE_TOPICS, Event(EventKind.TopicDeletion))
-        # `controllerContext.topicsToBeDeleted -= topic`, `topicsWithDeletionStarted -= topic`, then
-        # `controllerContext.removeTopic(topic)` (allTopics, partitionAssignments,
-        # partitionLeadershipInfo): kafka@2.6.x:core/src/main/scala/kafka/controller/
-        # TopicDeletionManager.scala `completeDeleteTopic`, ControllerContext.scala `removeTopic`.
+        # deleting a znode that is already gone (a topic this controller completed vacuously after
+        # a TopicChange made it forget it) fires no watch
+        if any(zk.assignment[p] for p in w.partitions_of_topic(t)):
+            w.fire(Watch.TOPICS, Event(EventKind.TopicChange))
+        if zk.delete_topics >> t & 1:
+            w.fire(Watch.DELETE_TOPICS, Event(EventKind.TopicDeletion))
+        # then `controllerContext.removeTopic(topic)` (allTopics, partitionAssignments,
+        # partitionLeadershipInfo): ControllerContext.scala `removeTopic`, lines 283-290.
         # Neither clears `topicsIneligibleForDeletion` nor `partitionsBeingReassigned`: a topic that
         # was marked ineligible (e.g. a replica on a broker that died after its deletion succeeded)
         # stays so in this controller's context, and so does a partition being reassigned, until

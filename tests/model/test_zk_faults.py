@@ -47,7 +47,7 @@ from kcm.model.spec import init_states as inits  # noqa: E402
 
 
 def test_finding_5_a_lost_reply_to_the_state_create_breaks_cache_matches_zk_in_six_steps():
-    """docs/model.md Finding 5: `tiny` with one lost reply from the cold start."""
+    """docs/model.md Finding 7: `tiny` with one lost reply from the cold start."""
     cfg = dataclasses.replace(presets.load_preset("tiny"), max_lost_acks=1)
     result = explore(KafkaModel(cfg))
     assert result.verdict == "violation"

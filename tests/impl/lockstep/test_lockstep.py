@@ -25,7 +25,7 @@ EVERYTHING = ModelConfig.from_mapping(dict(
     brokers=3, topics=2, partitions=2, replication_factor=2, initial_topics=1, max_broker_crashes=2,
     max_session_expiries=2, max_leader_isr_shrinks=2, max_controlled_shutdowns=2, max_preferred_elections=2,
     max_reassignments=2, max_topic_deletions=2, max_topic_creations=2, max_auto_rebalances=2,
-    max_controller_moves=2, event_queue_capacity=8))
+    max_controller_moves=2, event_queue_capacity=8, reassign_partitions_at_once=2))
 
 
 def test_a_scripted_scenario_matches_the_model_after_every_action(lockstep):
