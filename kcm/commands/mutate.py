@@ -18,7 +18,10 @@ from kcm.exploration import ENGINES, start_spark
 
 
 def _configs(presets, config_files) -> list[tuple[str, object]]:
-    out = [config.load(p, None) for p in presets] + [config.load(None, f) for f in config_files]
+    out = [config.load(p, None) for p in presets]
+    for f in config_files:
+        _, cfg = config.load(None, f)
+        out.append((Path(f).stem, cfg))  # the file's stem names it in the report
     return out or [config.load("tiny", None)]
 
 
