@@ -166,9 +166,19 @@ def _is_context_refresh(stmt: ast.stmt) -> bool:
     if not isinstance(stmt, (ast.Assign, ast.AugAssign)) or _untouchable(stmt):
         return False
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-    roots = [_target_root(t) for t in targets]
-    to_self = any(isinstance(r, ast.Name) and r.id == "self" for r in roots)
-    return to_self and _reads_zookeeper(stmt.value)
+    # A field of the controller's own context (not `self.zk`, `self.brokers`... of the World:
+    # those are writes, not a cache).
+    fields = []
+    for t in targets:
+        while isinstance(t, ast.Subscript):
+            t = t.value
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+            fields.append(t.attr)
+    return bool(fields) and not set(fields) & _WORLD_FIELDS and _reads_zookeeper(stmt.value)
+
+
+#: The World's own fields: an assignment to one is a write to ZooKeeper, the network or a broker.
+_WORLD_FIELDS = frozenset({"zk", "brokers", "net", "spent", "ghost", "obs"})
 
 
 def _is_exit(body: list[ast.stmt]) -> bool:
@@ -213,7 +223,6 @@ class _Collector:
         self.tree = ast.parse(source)
         self.sites: dict[str, list[_Site]] = {op: [] for op in OPERATORS}
         self.statements: list[tuple[int, int]] = []
-        self._assigns: dict[int, list] = {}
 
     def functions(self) -> Iterator[ast.FunctionDef]:
         for node in ast.walk(self.tree):
@@ -268,7 +277,7 @@ class _Collector:
                 self._delete(stmt, alone, "skip-refresh", f"skip the cache refresh `{first}` in {fn.name}")
             elif _is_effect(stmt):
                 self._delete(stmt, alone, "delete-effect", f"delete `{first}` in {fn.name}")
-            elif self._is_reread(fn, stmt):
+            elif self._is_reread(block, i):
                 self._delete(stmt, alone, "skip-refresh", f"skip the re-read `{first}` in {fn.name}")
             if i + 1 < len(block):
                 nxt = block[i + 1]
@@ -282,18 +291,16 @@ class _Collector:
                         "swap-effects", stmt.lineno, "lines", (stmt.lineno, nxt.end_lineno), b + between + a,
                         f"swap `{first}` and `{second}` in {fn.name}"))
 
-    def _is_reread(self, fn, stmt: ast.stmt) -> bool:
-        """`x = <expr>` where an earlier statement of the function assigned `x` the same expression:
-        a record re-read after a write that may have replaced it."""
+    @staticmethod
+    def _is_reread(block: list[ast.stmt], i: int) -> bool:
+        """`x = <expr>` where an earlier statement of the same block assigned `x` the same
+        expression: a record re-read after a write that may have replaced it."""
+        stmt = block[i]
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
             return False
-        assigns = self._assigns.get(id(fn))
-        if assigns is None:
-            assigns = self._assigns[id(fn)] = [
-                (n.lineno, n.targets[0].id, ast.dump(n.value)) for n in ast.walk(fn)
-                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)]
         name, value = stmt.targets[0].id, ast.dump(stmt.value)
-        return any(line < stmt.lineno and n == name and v == value for line, n, v in assigns)
+        return any(isinstance(o, ast.Assign) and len(o.targets) == 1 and isinstance(o.targets[0], ast.Name)
+                   and o.targets[0].id == name and ast.dump(o.value) == value for o in block[:i])
 
     def _delete(self, stmt, alone: bool, operator: str, description: str) -> None:
         text = f"{self._indent(stmt.lineno)}pass\n" if alone else ""
@@ -664,8 +671,10 @@ def explore_with_budget(model, budget: Budget, deadline: float | None = None):
     cut = [False]
 
     def progress(p) -> None:
-        if p.phase != "final" and (budget.max_states is not None and p.distinct > budget.max_states) or (
-                deadline is not None and time.monotonic() > deadline):
+        if p.phase == "final":
+            return  # the run is over: nothing left to cut
+        if ((budget.max_states is not None and p.distinct > budget.max_states)
+                or (deadline is not None and time.monotonic() > deadline)):
             cut[0] = True
             raise KeyboardInterrupt  # the explorer's own way to stop early: the verdict is incomplete
 
@@ -845,13 +854,15 @@ _HINTS = (
      "requests: what each broker is told (every live replica learns the new leader; metadata converges at quiescence)"),
     (("fire", "arm", "disarm", "enqueue", "Watch."),
      "liveness: a watch or event lost or duplicated shows at quiescence (eventually one controller, partitions online, work done)"),
+    (("handle_replica_state_changes", "handle_partition_state_changes", "rs[p]", "ps[p]"),
+     "state machines: replica and partition states agree with what the brokers were told (no illegal transition)"),
     (("live", "online", "shutting_down", "is_replica_online"),
      "election safety: leaders and recipients among the right brokers (LeaderIsLive, ElectionRuleConformance)"),
     (("leadership", "isr", "partitions"),
      "context consistency: the controller's cache agrees with ZooKeeper at quiescence"),
     (("reassign", "adding", "removing", "assignment"),
      "reassignment: completes with RS = TRS in ZooKeeper and in the context, at quiescence"),
-    (("delet", "topics_"), "topic deletion: completes and leaves no znode, replica or state behind, at quiescence"),
+    (("topics_to_delete", "deletion", "topics_ineligible"), "topic deletion: completes and leaves no znode, replica or state behind, at quiescence"),
 )
 
 
@@ -860,6 +871,6 @@ def hint(mutant: Mutant) -> str:
     changed = "".join(line[1:] for line in mutant.diff.splitlines()
                       if line[:1] in "+-" and not line.startswith(("+++", "---")))
     for words, text in _HINTS:
-        if any(w in changed or w in mutant.description for w in words):
+        if any(w in changed for w in words):
             return text
     return "quiescence: what the cluster converges to once every fault and admin operation is done"

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
-from kcm.checker.mutate import Baseline, Budget, Mutant, Outcome, mutant_by_id, run_mutant
+from kcm.checker.mutate import TIMED_OUT, Baseline, Budget, Mutant, Outcome, mutant_by_id, run_mutant
 
 
 def _run_task(shared: Mapping, mutant_id: str) -> Outcome:
@@ -42,9 +42,16 @@ def run_spark(spark, mutants: list[Mutant], configs: list, bases: list[Baseline]
     by_id: dict[str, Outcome] = {}
     try:
         with ThreadPoolExecutor(max_workers=max(1, sc.defaultParallelism)) as pool:
-            futures = {pool.submit(one, m.id): m.id for m in mutants}
+            futures = {pool.submit(one, m.id): m for m in mutants}
             for future in as_completed(futures):
-                outcome = future.result()
+                try:
+                    outcome = future.result()
+                except Exception as exc:  # noqa: BLE001 - a lost executor or a killed worker
+                    # Not the mutant's doing (run_mutant catches what a mutant raises): the mutant
+                    # was not judged, which makes the run incomplete, like a timeout.
+                    m = futures[future]
+                    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+                    outcome = Outcome(m.id, m.file, m.line, m.operator, TIMED_OUT, error=f"Spark task failed: {first}")
                 by_id[outcome.id] = outcome
                 if on_done is not None:
                     on_done(outcome)
