@@ -235,3 +235,9 @@ def test_text_report_lists_survivors_with_diff_and_hint(mutants):
     assert any(x.startswith(f"SURVIVED {m.id}") for x in lines)
     assert any("hint: requests" in x for x in lines)
     assert any(x.strip().startswith("-") and "add_stop_replica" in x for x in lines)
+
+
+def test_the_time_budget_times_a_mutant_out_instead_of_raising(mutants, tiny):
+    cfgs, bases = tiny
+    m = pick(mutants, "swap-effects", "self.adding = list(zk.adding)", "self.removing = list(zk.removing)")
+    assert M.run_mutant(m, cfgs, bases, M.Budget(timeout_s=0.05)).status == M.TIMED_OUT
