@@ -587,6 +587,12 @@ class Budget:
 
     max_states: int | None = None
     timeout_s: float | None = None
+    #: Random walks per config instead of exhaustive search (for configs too big to explore):
+    #: `walks` walks of at most `depth` steps, seeded by `seed`. A walk finds violations but
+    #: proves nothing, so a mutant no walk kills is `survived`, never `equivalent`.
+    walks: int | None = None
+    depth: int = 50
+    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -686,6 +692,65 @@ def explore_with_budget(model, budget: Budget, deadline: float | None = None):
     return result, (_fingerprints_digest(seen) if complete else None), not complete
 
 
+@dataclass(frozen=True)
+class _WalkResult:
+    """What `random_walks` found, shaped like the part of a CheckResult the runner reads."""
+
+    verdict: str
+    violations: tuple
+    distinct: int
+
+    @property
+    def stats(self):
+        return self
+
+
+@dataclass(frozen=True)
+class _WalkViolation:
+    name: str
+    trace_length: int
+
+
+def random_walks(model, budget: Budget, deadline: float | None = None) -> _WalkResult:
+    """`budget.walks` random walks of at most `budget.depth` steps (walk i seeded by
+    `random.Random(f"kcm-mutate:{seed}:{i}")`), checking every `Always` on each state, every
+    `AlwaysStep` on each step and deadlocks, as `kcm explore --simulate` does (goals need a
+    complete search and are not checked). Stops at the first violation."""
+    import time
+
+    from kcm.checker.bfs import select_properties
+    from kcm.model.properties import Always, AlwaysStep
+
+    props, deadlock = select_properties(model, None)
+    always = [p for p in props if isinstance(p, Always)]
+    steps = [p for p in props if isinstance(p, AlwaysStep)]
+    seen: set[bytes] = set()
+    inits = model.init_states()
+    for i in range(budget.walks or 0):
+        if deadline is not None and time.monotonic() > deadline:
+            return _WalkResult("incomplete", (), len(seen))
+        rng = random.Random(f"kcm-mutate:{budget.seed}:{i}")
+        state = inits[rng.randrange(len(inits))]
+        seen.add(model.fingerprint(state))
+        bad = next((p for p in always if not p.holds(state)), None)
+        if bad is not None:
+            return _WalkResult("violation", (_WalkViolation(bad.name, 0),), len(seen))
+        for step in range(1, budget.depth + 1):
+            successors = list(model.successors(state))
+            if not successors:
+                if deadlock and not model.is_terminal(state):
+                    return _WalkResult("violation", (_WalkViolation("deadlock", step - 1),), len(seen))
+                break
+            a, t = successors[rng.randrange(len(successors))]
+            bad = next((p for p in steps if not p.holds(state, a, t)), None) or next(
+                (p for p in always if not p.holds(t)), None)
+            if bad is not None:
+                return _WalkResult("violation", (_WalkViolation(bad.name, step),), len(seen))
+            state = t
+            seen.add(model.fingerprint(state))
+    return _WalkResult("pass", (), len(seen))
+
+
 def baselines(configs: list[tuple[str, object]], budget: Budget) -> list[Baseline]:
     """The clean model on every config; a config on which it does not pass is a usage error."""
     from kcm.errors import UsageError
@@ -693,6 +758,13 @@ def baselines(configs: list[tuple[str, object]], budget: Budget) -> list[Baselin
 
     out = []
     for name, cfg in configs:
+        if budget.walks:
+            result = random_walks(KafkaModel(cfg), budget)
+            if result.verdict == "violation":
+                v = result.violations[0]
+                raise UsageError(f"the clean model violates {v.name} on '{name}': mutants need a config it passes")
+            out.append(Baseline(name, result.distinct, None, None))
+            continue
         with _LineCoverage() as cov:
             result, digest, cut = explore_with_budget(KafkaModel(cfg), budget)
         if result.verdict == "violation":
@@ -763,7 +835,11 @@ def run_mutant(mutant: Mutant, configs: list[tuple[str, object]], bases: list[Ba
                 continue  # the mutated lines never run here: the exploration is the clean one
             try:
                 model = loaded.spec.KafkaModel(cfg)
-                result, digest, cut = explore_with_budget(model, budget, deadline)
+                if budget.walks:
+                    result = random_walks(model, budget, deadline)
+                    digest, cut = None, result.verdict == "incomplete"
+                else:
+                    result, digest, cut = explore_with_budget(model, budget, deadline)
             except KeyboardInterrupt:
                 raise
             except RecursionError as exc:

@@ -38,11 +38,14 @@ def _configs(presets, config_files) -> list[tuple[str, object]]:
 @click.option("--operators", "operators", multiple=True, metavar="OP",
               help=f"Use only these operators (repeatable; default: {', '.join(M.OPERATORS)}).")
 @click.option("--sample", type=click.IntRange(min=1), default=None, help="Run this many mutants, picked with --seed.")
-@click.option("--seed", type=int, default=0, show_default=True, help="The seed of --sample.")
+@click.option("--seed", type=int, default=0, show_default=True, help="The seed of --sample and --walks.")
 @click.option("--max-states", type=click.IntRange(min=1), default=None,
               help="Distinct states per config a mutant may explore (beyond: timed out).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Seconds a mutant may take over all configs (beyond: timed out).")
+@click.option("--walks", type=click.IntRange(min=1), default=None,
+              help="Random walks per config instead of exhaustive search (big presets; finds, never proves).")
+@click.option("--depth", type=click.IntRange(min=1), default=50, show_default=True, help="With --walks: steps per walk.")
 @click.option("--min-score", type=click.FloatRange(0, 1), default=None,
               help="Exit 1 when the mutation score is below this (0..1).")
 @click.option("--list", "list_only", is_flag=True, help="List the mutants (id and description) and exit.")
@@ -52,8 +55,8 @@ def _configs(presets, config_files) -> list[tuple[str, object]]:
               help="Write JUnit XML here (one test case per mutant).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write the report (mutation.json, mutation.txt) and each survivor's diff here.")
-def command(presets, config_files, engine, master, files, operators, sample, seed, max_states, timeout, min_score,
-            list_only, json_file, junit_file, out) -> int:
+def command(presets, config_files, engine, master, files, operators, sample, seed, max_states, timeout, walks, depth,
+            min_score, list_only, json_file, junit_file, out) -> int:
     """Grade the properties by mutation: seed one small fault at a time into the model's
     controller and brokers, explore each mutant like `kcm explore`, and report which the
     properties kill and which survive (with their diffs).
@@ -78,7 +81,9 @@ def command(presets, config_files, engine, master, files, operators, sample, see
         for m in mutants:
             console.print(f"{m.id}  {m.description}")
         return EXIT_PASS
-    budget = M.Budget(max_states, timeout)
+    if walks and max_states:
+        raise UsageError("--max-states bounds an exhaustive search; with --walks give --depth instead")
+    budget = M.Budget(max_states, timeout, walks, depth, seed)
     names = [n for n, _ in configs]
     console.print(f"kcm mutate · {len(mutants)} of {len(generated)} mutants · configs {', '.join(names)} · "
                   f"engine {engine}")

@@ -241,3 +241,16 @@ def test_the_time_budget_times_a_mutant_out_instead_of_raising(mutants, tiny):
     cfgs, bases = tiny
     m = pick(mutants, "swap-effects", "self.adding = list(zk.adding)", "self.removing = list(zk.removing)")
     assert M.run_mutant(m, cfgs, bases, M.Budget(timeout_s=0.05)).status == M.TIMED_OUT
+
+
+def test_random_walks_kill_but_never_call_a_mutant_equivalent(mutants):
+    cfgs = [config.load("tiny")]
+    budget = M.Budget(walks=30, depth=40, seed=0)
+    bases = M.baselines(cfgs, budget)
+    assert bases[0].digest is None and bases[0].covered is None  # walks judge no equivalence
+    fence = pick(mutants, "negate-guard", "stale_broker_epoch or stale_controller")
+    killed = M.run_mutant(fence, cfgs, bases, budget)
+    assert (killed.status, killed.property) == (M.KILLED, "NoStaleBrokerEpochApplied")
+    assert M.run_mutant(fence, cfgs, bases, budget).row() == killed.row()  # seeded: the same walks
+    swap = pick(mutants, "swap-effects", "self.adding = list(zk.adding)", "self.removing = list(zk.removing)")
+    assert M.run_mutant(swap, cfgs, bases, budget).status == M.SURVIVED
