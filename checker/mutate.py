@@ -254,10 +254,7 @@ class _Collector:
             for field_name in ("body", "orelse", "finalbody"):
                 block = getattr(node, field_name, None)
                 if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                    yield block
-            if isinstance(node, ast.Try):
-                for h in node.handlers:
-                    pass  # handlers are walked as nodes themselves (ExceptHandler.body)
+                    yield block  # (an `except` clause's body is walked as an ExceptHandler node)
 
     def _line(self, n: int) -> str:
         return self.lines[n - 1]
@@ -842,9 +839,6 @@ def run_mutant(mutant: Mutant, configs: list[tuple[str, object]], bases: list[Ba
                     result, digest, cut = explore_with_budget(model, budget, deadline)
             except KeyboardInterrupt:
                 raise
-            except RecursionError as exc:
-                return Outcome(**common, status=CRASHED, config=name, error=_error(exc), distinct=distinct,
-                               seconds=time.monotonic() - started)
             except Exception as exc:  # noqa: BLE001
                 return Outcome(**common, status=CRASHED, config=name, error=_error(exc), distinct=distinct,
                                seconds=time.monotonic() - started)
