@@ -12,11 +12,11 @@ import sys
 import click
 
 from kcm import __version__
-from kcm.commands import check, diagram, explore, fuzz, prove, simulate, trace, variants
+from kcm.commands import check, diagram, explore, fuzz, mutate, prove, simulate, trace, variants
 from kcm.errors import EXIT_INCOMPLETE, EXIT_USAGE, KcmError
 
 COMMANDS = (check.command, explore.command, prove.command, variants.command, trace.command, diagram.command,
-            simulate.command, fuzz.command)
+            simulate.command, fuzz.command, mutate.command)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

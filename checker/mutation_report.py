@@ -1,0 +1,115 @@
+"""The mutation report: JSON (`docs/mutation-schema.json`), text and JUnit XML.
+
+The JSON report is a versioned contract like `kcm check`'s: fields only grow. It holds the score
+(killed and crashed over all mutants but the equivalent suspects), the configs and their clean
+baselines, the counts by status, by file and by operator, and one entry per mutant with its
+outcome; survivors and timed-out mutants also carry their diff and a hint of the property family
+that could catch them (`kcm.checker.mutate.hint`).
+
+JUnit XML has one test case per mutant: a survivor or a timed-out mutant fails (the hint is the
+message), an equivalent suspect is skipped, a killed or crashed one passes.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from typing import Any
+
+from kcm import KAFKA_VERSION, __version__
+from kcm.checker.mutate import (
+    CRASHED, EQUIVALENT, KILLED, STATUSES, SURVIVED, TIMED_OUT, Baseline, Budget, Mutant, Outcome, hint, score,
+    tally,
+)
+
+SCHEMA_VERSION = 1
+
+
+def build(mutants: Sequence[Mutant], outcomes: Sequence[Outcome], *, configs: Sequence[str],
+          bases: Sequence[Baseline], engine: str, seed: int, sample: int | None, budget: Budget,
+          generated: int, duration_s: float, complete: bool) -> dict[str, Any]:
+    by_id = {m.id: m for m in mutants}
+    counts = {s: sum(o.status == s for o in outcomes) for s in STATUSES}
+    entries = []
+    for o in outcomes:
+        e = o.to_json()
+        m = by_id[o.id]
+        e["description"] = m.description
+        if o.status in (SURVIVED, TIMED_OUT):
+            e["diff"] = m.diff
+            e["hint"] = hint(m)
+        entries.append(e)
+    s = score(outcomes)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kcm_version": __version__,
+        "kafka_version": KAFKA_VERSION,
+        "complete": complete,
+        "engine": engine,
+        "configs": [{"name": b.config, "distinct_states": b.distinct, "fingerprint_digest": b.digest}
+                    for b in bases] if bases else [{"name": c} for c in configs],
+        "seed": seed,
+        "sample": sample,
+        "budget": {"max_states": budget.max_states, "timeout_s": budget.timeout_s, "walks": budget.walks,
+                   "depth": budget.depth},
+        "generated": generated,
+        "total": len(outcomes),
+        "counts": counts,
+        "unreached": sum(o.note == "unreached" for o in outcomes),
+        "score": None if s is None else round(s, 4),
+        "by_file": tally(outcomes, "file"),
+        "by_operator": tally(outcomes, "operator"),
+        "duration_s": round(duration_s, 3),
+        "mutants": entries,
+    }
+
+
+def _table(title: str, rows: dict[str, dict[str, int]]) -> list[str]:
+    head = f"{title:<18}{'total':>7}{'killed':>8}{'crashed':>9}{'survived':>10}{'equiv.':>8}{'timeout':>9}{'score':>8}"
+    out = [head, "-" * len(head)]
+    for name, r in rows.items():
+        judged = r["total"] - r[EQUIVALENT]
+        sc = f"{(r[KILLED] + r[CRASHED]) / judged:.0%}" if judged else "-"
+        out.append(f"{name:<18}{r['total']:>7}{r[KILLED]:>8}{r[CRASHED]:>9}{r[SURVIVED]:>10}{r[EQUIVALENT]:>8}"
+                   f"{r[TIMED_OUT]:>9}{sc:>8}")
+    return out
+
+
+def text(doc: dict[str, Any]) -> list[str]:
+    """The report as lines of text: the score, the two tables, then every survivor with its diff."""
+    c = doc["counts"]
+    sc = "n/a" if doc["score"] is None else f"{doc['score']:.1%}"
+    lines = [
+        f"Mutation score: {sc} ({c[KILLED] + c[CRASHED]} killed, of them {c[CRASHED]} by a crash, "
+        f"of {doc['total'] - c[EQUIVALENT]} non-equivalent mutants; {doc['total']} run of {doc['generated']} generated)",
+        f"Survived {c[SURVIVED]}, equivalent suspects {c[EQUIVALENT]} (of which {doc['unreached']} never reached), "
+        f"timed out {c[TIMED_OUT]}.",
+        "",
+        *_table("file", doc["by_file"]),
+        "",
+        *_table("operator", doc["by_operator"]),
+    ]
+    for e in doc["mutants"]:
+        if e["status"] in (SURVIVED, TIMED_OUT):
+            lines += ["", f"{e['status'].upper()} {e['id']}: {e['description']}", f"  hint: {e['hint']}",
+                      *("  " + x for x in e["diff"].rstrip("\n").splitlines())]
+    return lines
+
+
+def junit(doc: dict[str, Any]) -> ET.Element:
+    suites = ET.Element("testsuites", name="kcm mutate")
+    mutants = doc["mutants"]
+    failures = sum(e["status"] in (SURVIVED, TIMED_OUT) for e in mutants)
+    skipped = sum(e["status"] == EQUIVALENT for e in mutants)
+    s = ET.SubElement(suites, "testsuite", name="mutants", tests=str(len(mutants)), failures=str(failures),
+                      skipped=str(skipped))
+    for e in mutants:
+        case = ET.SubElement(s, "testcase", classname=f"kcm.mutants.{e['file'][:-3]}.{e['operator']}", name=e["id"],
+                             time=f"{e['seconds']:.3f}")
+        if e["status"] == SURVIVED:
+            ET.SubElement(case, "failure", message=f"survived: {e['hint']}").text = e["diff"]
+        elif e["status"] == TIMED_OUT:
+            ET.SubElement(case, "failure", message="timed out").text = e["diff"]
+        elif e["status"] == EQUIVALENT:
+            ET.SubElement(case, "skipped", message="equivalent suspect" + (" (never reached)" if e["note"] else ""))
+    return suites
