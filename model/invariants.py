@@ -19,6 +19,7 @@ Three kinds (`kcm.model.properties`):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from kcm.model.actions import ControllerProcessEvent, NetworkDeliver
@@ -29,25 +30,54 @@ from kcm.model.state_machines import Strategy
 
 
 def quiescent(s: Cluster) -> bool:
-    """No healing action is enabled: all brokers up and settled, nothing queued or in flight,
-    and no leader can expand its ISR."""
-    for b in s.brokers:
-        if not b.up or b.queue or not b.connected or b.shutdown is not Shutdown.NONE:
-            return False
-    if any(s.net):
-        return False
+    """No healing action is enabled: `settled` with every broker up (so every session alive,
+    nothing queued or in flight, no leader able to expand its ISR)."""
+    return all(b.up for b in s.brokers) and settled(s)
+
+
+def settled(s: Cluster) -> bool:
+    """The cluster has settled around its faults: every healing action is done except restarting
+    the dead brokers (`BrokerStart`), which may stay dead.
+
+    Precisely: some broker is up; every broker that is up is connected, holds a live ZooKeeper
+    session (no expiry it has not noticed), has no event queued (so no watch notification and no
+    event of any controller is pending: the model delivers a watch by queueing its event at once)
+    and no controlled shutdown under way; every dead broker's session has expired (its
+    `/brokers/ids` znode is gone, so the failure is visible in ZooKeeper and its BrokerChange has
+    been handled); no request is in flight to a broker that is up (a request queued for a dead
+    broker cannot be delivered and waits for the controller's BrokerChange to drop it); and no
+    leader can expand its ISR. `quiescent` is `settled` with every broker up."""
+    up = False
     zk = s.zk
     for b, broker in enumerate(s.brokers):
-        if not zk.session >> b & 1:
+        if not broker.up:
+            if zk.session >> b & 1:
+                return False
+            continue
+        up = True
+        if broker.queue or not broker.connected or broker.shutdown is not Shutdown.NONE or not zk.session >> b & 1:
             return False
+    if not up:
+        return False
+    n = len(s.brokers)
+    for i, queue in enumerate(s.net):
+        if queue and s.brokers[i % n].up:
+            return False
+    return not _isr_expansion_pending(s)
+
+
+def _isr_expansion_pending(s: Cluster) -> bool:
+    """Some leader can add a caught-up follower to its ISR (`LeaderExpandIsr` is enabled)."""
+    zk = s.zk
+    for b, broker in enumerate(s.brokers):
         for p, r in enumerate(broker.replicas):
             if r.leader == b and not r.stopped and zk.partitions[p].version == r.zk_version:
                 for f in r.replicas:
                     if f not in r.isr:
                         fr = s.brokers[f].replicas[p]
                         if fr.leader == b and fr.leader_epoch == r.leader_epoch and not fr.stopped:
-                            return False
-    return True
+                            return True
+    return False
 
 
 def _registered(s: Cluster) -> set[int]:
@@ -165,11 +195,52 @@ def at_most_one_believed_leader(s: Cluster) -> bool:
     return True
 
 
-def no_dead_leader_advertised(s: Cluster) -> bool:
-    if not quiescent(s):
+# ---- settled invariants (liveness, bounded, judged with dead brokers left dead) ----------------
+
+
+def _judged_partitions(s: Cluster, ppt: int):
+    """(p, znode) for each partition with a state znode whose topic is not queued for deletion.
+
+    Topics queued for deletion are left out: Kafka 2.6 neither elects for them
+    (`triggerOnlinePartitionStateChange` filters `isTopicQueuedUpForDeletion`) nor shrinks their
+    ISR when a replica dies (`onReplicasBecomeOffline` sends their replicas to
+    `failReplicaDeletion`, ReplicaDeletionIneligible, not to OfflineReplica): their dead leader
+    stays in ZooKeeper until the broker comes back and the deletion completes
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala onReplicasBecomeOffline)."""
+    deleting = s.zk.delete_topics
+    for p, z in enumerate(s.zk.partitions):
+        if z != NO_ZNODE and not deleting >> (p // ppt) & 1:
+            yield p, z
+
+
+def no_dead_leader_advertised(s: Cluster, ppt: int = 1) -> bool:
+    """Settled: no partition state znode names a dead (unregistered) broker as leader. OfflineReplica
+    sets the leader to -1 when it removes the leader from the ISR (`removeReplicasFromIsr`:
+    `newLeader = if (replicaId == leader) NoLeader`)."""
+    if not settled(s):
         return True
     live = _registered(s)
-    return all(z.leader == NONE or z.leader in live for z in s.zk.partitions if z != NO_ZNODE)
+    return all(z.leader == NONE or z.leader in live for _, z in _judged_partitions(s, ppt))
+
+
+def dead_replica_only_as_sole_isr_member(s: Cluster, ppt: int = 1) -> bool:
+    """Settled: a dead replica is in a ZooKeeper ISR only as its sole member (KAFKA-708 keeps the
+    last member: `adjustedIsr = if (isr.size == 1) isr else isr.filter(_ != replicaId)`,
+    kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala doRemoveReplicasFromIsr)."""
+    if not settled(s):
+        return True
+    live = _registered(s)
+    return all(len(z.isr) == 1 or all(r in live for r in z.isr) for _, z in _judged_partitions(s, ppt))
+
+
+def offline_partition_with_live_isr_gets_leader(s: Cluster, ppt: int = 1) -> bool:
+    """Settled: a partition without a leader has no live ISR member (else the OfflinePartition ->
+    OnlinePartition election of `onReplicasBecomeOffline` / `onBrokerStartup` /
+    `partitionStateMachine.startup` would have chosen it)."""
+    if not settled(s):
+        return True
+    live = _registered(s)
+    return all(z.leader != NONE or not (set(z.isr) & live) for _, z in _judged_partitions(s, ppt))
 
 
 # ---- transition invariants ---------------------------------------------------------------------
@@ -319,10 +390,19 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
         ("CacheMatchesZk", cache_matches_zk),
         ("BrokerIncarnationTracked", broker_incarnation_tracked),
         ("AtMostOneBelievedLeaderAfterQuiescence", at_most_one_believed_leader),
-        ("NoDeadLeaderAdvertised", no_dead_leader_advertised),
     ]
     props += [Always(name, fn, "holds whenever no healing action is enabled", kind="quiescence")
               for name, fn in quiescence]
+    ppt = cfg.partitions
+    settled_props = [
+        ("NoDeadLeaderAdvertised", no_dead_leader_advertised,
+         "no ZK leader is a dead broker once the cluster has settled around its faults"),
+        ("DeadReplicaOnlyAsSoleIsrMember", dead_replica_only_as_sole_isr_member,
+         "a dead replica stays in a ZK ISR only as its sole member"),
+        ("OfflinePartitionWithLiveIsrGetsLeader", offline_partition_with_live_isr_gets_leader,
+         "a partition with a live ISR member has a leader"),
+    ]
+    props += [Always(name, functools.partial(fn, ppt=ppt), doc, kind="settled") for name, fn, doc in settled_props]
     props += _goals(cfg, observe)
     return props
 

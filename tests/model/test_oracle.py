@@ -1,0 +1,105 @@
+"""The oracle's properties (issue 10): each fails on a small hand-made violation and holds on the
+clean model; `settled` judges with dead brokers left dead."""
+
+from __future__ import annotations
+
+import pytest
+
+from kcm.checker.bfs import explore
+from kcm.model.cluster import NONE, Cluster, Event, EventKind, put
+from kcm.model.config import ModelConfig
+from kcm.model.invariants import (
+    dead_replica_only_as_sole_isr_member,
+    no_dead_leader_advertised,
+    offline_partition_with_live_isr_gets_leader,
+    quiescent,
+    settled,
+)
+from kcm.model.spec import KafkaModel, init_states, settle
+
+SMALL = ModelConfig.from_mapping({"brokers": 2, "replication_factor": 2, "max_broker_crashes": 1,
+                                  "max_session_expiries": 0})
+
+
+@pytest.fixture(scope="module")
+def calm() -> Cluster:
+    """The settled cluster of SMALL: broker 0 controller and leader of partition 0, ISR (0, 1)."""
+    s = settle(SMALL, init_states(SMALL)[0])
+    assert s.zk.partitions[0].leader == 0 and set(s.zk.partitions[0].isr) == {0, 1}
+    return s
+
+
+def dead(s: Cluster, b: int) -> Cluster:
+    """`s` with broker `b`'s process dead and its session expired (its registration gone)."""
+    zk = s.zk._replace(session=s.zk.session & ~(1 << b), broker_epochs=put(s.zk.broker_epochs, b, 0))
+    return s._replace(zk=zk, brokers=put(s.brokers, b, s.brokers[b]._replace(up=False, connected=False, queue=())))
+
+
+def with_znode(s: Cluster, p: int, **fields) -> Cluster:
+    zk = s.zk
+    return s._replace(zk=zk._replace(partitions=put(zk.partitions, p, zk.partitions[p]._replace(**fields))))
+
+
+# ---- settled ---------------------------------------------------------------------------------
+
+
+def test_settled_allows_dead_brokers_but_nothing_pending(calm) -> None:
+    assert quiescent(calm) and settled(calm)
+    gone = dead(calm, 1)
+    assert settled(gone) and not quiescent(gone)
+    # the process died but its session lives: the failure is not visible yet
+    crashed = gone._replace(zk=gone.zk._replace(session=calm.zk.session))
+    assert not settled(crashed)
+    # an event queued at a live broker (a watch fired, not handled)
+    queued = gone._replace(brokers=put(gone.brokers, 0, gone.brokers[0]._replace(queue=(Event(EventKind.BrokerChange),))))
+    assert not settled(queued)
+    # a live broker whose session expired and who has not noticed
+    expired = gone._replace(zk=gone.zk._replace(session=0))
+    assert not settled(expired)
+    # nobody up: nothing is judged
+    assert not settled(dead(gone, 0))
+
+
+# ---- the settled invariants: a hand-made violation each -------------------------------------
+
+
+def test_no_dead_leader_advertised(calm) -> None:
+    gone = dead(calm, 0)
+    assert not no_dead_leader_advertised(gone)  # broker 0 dead, still the leader in ZooKeeper
+    assert no_dead_leader_advertised(with_znode(gone, 0, leader=1, isr=(1,)))
+    # a topic queued for deletion keeps its dead leader in 2.6 (failReplicaDeletion, no election)
+    assert no_dead_leader_advertised(gone._replace(zk=gone.zk._replace(delete_topics=1)))
+    # not settled: not judged
+    assert no_dead_leader_advertised(gone._replace(zk=gone.zk._replace(session=calm.zk.session)))
+
+
+def test_dead_replica_only_as_sole_isr_member(calm) -> None:
+    gone = dead(calm, 1)
+    assert not dead_replica_only_as_sole_isr_member(gone)  # ISR (0, 1) with broker 1 dead
+    assert dead_replica_only_as_sole_isr_member(with_znode(gone, 0, isr=(0,)))
+    # the sole member may stay (KAFKA-708: an ISR is never emptied)
+    assert dead_replica_only_as_sole_isr_member(with_znode(gone, 0, leader=NONE, isr=(1,)))
+
+
+def test_offline_partition_with_live_isr_gets_leader(calm) -> None:
+    gone = dead(calm, 1)
+    assert not offline_partition_with_live_isr_gets_leader(with_znode(gone, 0, leader=NONE, isr=(0,)))
+    assert offline_partition_with_live_isr_gets_leader(with_znode(gone, 0, leader=NONE, isr=(1,)))
+    assert offline_partition_with_live_isr_gets_leader(gone)
+
+
+SETTLED = ["NoDeadLeaderAdvertised", "DeadReplicaOnlyAsSoleIsrMember", "OfflinePartitionWithLiveIsrGetsLeader"]
+
+
+@pytest.mark.parametrize("fields", [
+    {"brokers": 2, "replication_factor": 2, "max_broker_crashes": 1, "max_session_expiries": 0},
+    {"brokers": 2, "replication_factor": 1, "max_broker_crashes": 1, "max_session_expiries": 1,
+     "max_perturbations": 2},
+    {"brokers": 2, "replication_factor": 2, "max_broker_crashes": 1, "max_session_expiries": 0,
+     "max_topic_deletions": 1},
+])
+def test_the_settled_invariants_hold_on_the_clean_model(fields) -> None:
+    model = KafkaModel(ModelConfig.from_mapping(fields))
+    assert [p.kind for p in model.properties() if p.name in SETTLED] == ["settled"] * 3
+    result = explore(model, properties=SETTLED, goals_required=False)
+    assert result.verdict == "pass", result.summary_lines()
