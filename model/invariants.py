@@ -23,10 +23,11 @@ import functools
 from collections.abc import Callable
 
 from kcm.model.actions import ControllerProcessEvent, NetworkDeliver
-from kcm.model.cluster import NO_REPLICA, NO_ZNODE, NONE, Cluster, Election, Ghost, RequestKind, Shutdown
+from kcm.model.cluster import NO_REPLICA, NO_ZNODE, NONE, Cluster, Edge, Election, Ghost, RequestKind, Shutdown
 from kcm.model.config import ModelConfig
 from kcm.model.properties import Always, AlwaysStep, Sometimes
 from kcm.model.state_machines import Strategy
+from kcm.model.states import ReplicaState
 
 
 def quiescent(s: Cluster) -> bool:
@@ -352,6 +353,23 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
                     return False
         return True
 
+    def offline_replica_leaves_isr(s, a, t):
+        """An OfflineReplica transition the controller took (the replica is OfflineReplica in its
+        context after the event) for a partition with a state znode leaves the replica out of the
+        ZooKeeper ISR, unless it is the sole member, whatever the cache said before
+        (kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala
+        doHandleStateChanges, case OfflineReplica: `removeReplicasFromIsr` re-reads the znodes)."""
+        if type(a) is not ControllerProcessEvent:
+            return True
+        ctx = t.brokers[a.broker].ctx
+        for o in observe(s, a):
+            if (type(o) is Edge and o.valid and o.to is ReplicaState.OfflineReplica and o.machine == "replica"
+                    and ctx.replica_states[o.partition][o.broker] is ReplicaState.OfflineReplica):
+                z = t.zk.partitions[o.partition]
+                if z != NO_ZNODE and o.broker in z.isr and len(z.isr) > 1:
+                    return False
+        return True
+
     props: list = [
         Always("SingleActiveControllerPerEpoch", single_active_controller_per_epoch,
                "no two active controller modules share an epoch"),
@@ -380,6 +398,8 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
                    "a leader outside the ISR only when unclean election is enabled and no ISR member is live"),
         AlwaysStep("DeposedLeaderNotified", deposed_leader_notified,
                    "a live deposed leader receives the LeaderAndIsr that deposes it (V8)"),
+        AlwaysStep("OfflineReplicaLeavesIsr", offline_replica_leaves_isr,
+                   "an OfflineReplica transition removes the replica from the ZK ISR (sole member aside)"),
     ]
     quiescence = [
         ("EventuallyOneActiveController", eventually_one_active_controller),

@@ -103,3 +103,51 @@ def test_the_settled_invariants_hold_on_the_clean_model(fields) -> None:
     assert [p.kind for p in model.properties() if p.name in SETTLED] == ["settled"] * 3
     result = explore(model, properties=SETTLED, goals_required=False)
     assert result.verdict == "pass", result.summary_lines()
+
+
+# ---- transition invariants -------------------------------------------------------------------
+
+
+def _prop(cfg: ModelConfig, name: str, observations: list):
+    """Property `name` of `cfg` with `observe` answering `observations` for any step."""
+    from kcm.model.invariants import properties_for
+    return next(p for p in properties_for(cfg, lambda s, a: observations) if p.name == name)
+
+
+def _offline(s: Cluster, p: int, b: int) -> Cluster:
+    """`s` with the controller (broker 0) holding replica (p, b) as OfflineReplica."""
+    from kcm.model.states import ReplicaState
+    ctrl = s.brokers[0]
+    rs = put(ctrl.ctx.replica_states, p, put(ctrl.ctx.replica_states[p], b, ReplicaState.OfflineReplica))
+    return s._replace(brokers=put(s.brokers, 0, ctrl._replace(ctx=ctrl.ctx._replace(replica_states=rs))))
+
+
+def test_offline_replica_leaves_isr(calm) -> None:
+    from kcm.model.actions import ControllerProcessEvent
+    from kcm.model.cluster import Edge
+    from kcm.model.states import ReplicaState
+    edge = Edge("replica", ReplicaState.OnlineReplica, ReplicaState.OfflineReplica, 0, 1, True)
+    prop = _prop(SMALL, "OfflineReplicaLeavesIsr", [edge])
+    a = ControllerProcessEvent(0)
+    t = _offline(calm, 0, 1)
+    assert not prop.holds(calm, a, t)                         # ISR (0, 1) kept broker 1
+    assert prop.holds(calm, a, with_znode(t, 0, isr=(0,)))    # removed
+    assert prop.holds(calm, a, with_znode(t, 0, leader=NONE, isr=(1,)))  # the sole member stays
+    assert prop.holds(calm, a, calm)                          # the transition did not take (write fenced)
+    refused = _prop(SMALL, "OfflineReplicaLeavesIsr", [edge._replace(valid=False)])
+    assert refused.holds(calm, a, t)
+
+
+STEP_PROPS = ["OfflineReplicaLeavesIsr"]
+
+
+@pytest.mark.parametrize("fields", [
+    {"brokers": 2, "replication_factor": 2, "max_broker_crashes": 1, "max_session_expiries": 0},
+    {"brokers": 2, "replication_factor": 2, "max_broker_crashes": 1, "max_session_expiries": 0,
+     "max_topic_deletions": 1},
+    pytest.param({"brokers": 3, "replication_factor": 2, "max_broker_crashes": 0, "max_session_expiries": 0,
+                  "max_reassignments": 1, "reassign_targets": "replace-one"}, marks=pytest.mark.slow),
+])
+def test_the_transition_invariants_hold_on_the_clean_model(fields) -> None:
+    result = explore(KafkaModel(ModelConfig.from_mapping(fields)), properties=STEP_PROPS, goals_required=False)
+    assert result.verdict == "pass", result.summary_lines()
