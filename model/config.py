@@ -67,6 +67,11 @@ class ModelConfig:
     #: Which reassignment targets an admin may ask for: "all" ordered lists of RF brokers, or
     #: "replace-one" (one replica replaced in place: both the leader-moves and leader-stays paths).
     reassign_targets: str = "all"
+    #: Who may join an ISR: "2.6" (the leader adds any caught-up follower, even one on a broker
+    #: the controller knows is shutting down: Kafka 2.6, docs/model.md Findings 5) or "kip-841"
+    #: (the controller admits only live replicas not shutting down, as AlterPartition does since
+    #: 3.4, KIP-841). A model option, not a bug variant; the implementation honours "2.6" only.
+    isr_admission: str = "2.6"
     #: Topic creations (a deleted topic created again, with the same assignment).
     max_topic_creations: int = 0
     #: Auto leader rebalance (`auto.leader.rebalance.enable`), bounded like an admin operation.
@@ -149,6 +154,9 @@ class ModelConfig:
         if self.reassign_targets not in ("all", "replace-one"):
             raise ConfigError(f"{where}: field `reassign_targets` = {self.reassign_targets!r}; "
                               "allowed \"all\" or \"replace-one\"")
+        if self.isr_admission not in ("2.6", "kip-841"):
+            raise ConfigError(f"{where}: field `isr_admission` = {self.isr_admission!r}; "
+                              "allowed \"2.6\" or \"kip-841\"")
         if self.data and self.max_offset == 0:
             raise ConfigError(f"{where}: field `max_offset` = 0 with `data` = true; allowed 1..{_MAX_OFFSET}")
         if not self.data and self.max_offset != 0:

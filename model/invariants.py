@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from kcm.model.actions import ControllerProcessEvent, NetworkDeliver
+from kcm.model.actions import ControllerProcessEvent, LeaderExpandIsr, NetworkDeliver
 from kcm.model.cluster import NO_REPLICA, NO_ZNODE, NONE, Cluster, Edge, Election, Ghost, RequestKind, Shutdown
 from kcm.model.config import ModelConfig
 from kcm.model.properties import Always, AlwaysStep, Sometimes
@@ -196,6 +196,19 @@ def at_most_one_believed_leader(s: Cluster) -> bool:
     return True
 
 
+def admin_znodes_consumed(s: Cluster) -> bool:
+    """Quiescent: `/admin/preferred_replica_election`, `/admin/reassign_partitions` and
+    `/admin/delete_topics` hold nothing: every request an operator wrote was carried out or refused
+    and its entry deleted, whichever controller took it over
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+    onReplicaElection's `removePartitionsFromPreferredReplicaElection`,
+    `removePartitionsFromReassignedPartitions`, TopicDeletionManager `completeDeleteTopic`)."""
+    if not quiescent(s):
+        return True
+    zk = s.zk
+    return not zk.preferred and not any(zk.reassign) and not zk.delete_topics
+
+
 # ---- settled invariants (liveness, bounded, judged with dead brokers left dead) ----------------
 
 
@@ -232,6 +245,14 @@ def dead_replica_only_as_sole_isr_member(s: Cluster, ppt: int = 1) -> bool:
         return True
     live = _registered(s)
     return all(len(z.isr) == 1 or all(r in live for r in z.isr) for _, z in _judged_partitions(s, ppt))
+
+
+def preferred_election_znode_consumed(s: Cluster, ppt: int = 1) -> bool:
+    """Settled: `/admin/preferred_replica_election` is gone. A preferred election does not wait
+    for a dead broker: it is refused for a partition whose preferred replica is dead and the znode
+    is deleted in `onReplicaElection`'s `finally` (or by the next controller's
+    `onControllerFailover`, which takes over pending elections)."""
+    return not settled(s) or not s.zk.preferred
 
 
 def offline_partition_with_live_isr_gets_leader(s: Cluster, ppt: int = 1) -> bool:
@@ -318,6 +339,21 @@ def metadata_before_leader_and_isr(s: Cluster, a, t: Cluster) -> bool:
     return s.brokers[a.dst].metadata_epoch >= request.controller_epoch
 
 
+def no_shutting_down_joins_isr(s: Cluster, a, t: Cluster) -> bool:
+    """A replica on a broker the active controller knows is shutting down does not join an ISR.
+    Controlled shutdown moved leadership away and removed the replica from the ISR
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala doControlledShutdown);
+    letting it back in makes it a leader candidate for a broker about to stop. Kafka 2.6 breaks
+    it (docs/model.md, Findings 5); KIP-841 (3.4) fixed it (`isr_admission = "kip-841"`)."""
+    if type(a) is not LeaderExpandIsr:
+        return True
+    p, f = a.partition, a.follower
+    if f in s.zk.partitions[p].isr or f not in t.zk.partitions[p].isr:
+        return True
+    c = s.zk.controller
+    return c == NONE or not s.brokers[c].active or not s.brokers[c].ctx.shutting_down >> f & 1
+
+
 def _elections(observe, s, a) -> list[Election]:
     if type(a) is not ControllerProcessEvent:
         return []
@@ -398,6 +434,8 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
                    "a leader outside the ISR only when unclean election is enabled and no ISR member is live"),
         AlwaysStep("DeposedLeaderNotified", deposed_leader_notified,
                    "a live deposed leader receives the LeaderAndIsr that deposes it (V8)"),
+        AlwaysStep("NoShuttingDownJoinsIsr", no_shutting_down_joins_isr,
+                   "no replica on a broker the controller knows is shutting down joins an ISR (2.6 breaks it)"),
         AlwaysStep("OfflineReplicaLeavesIsr", offline_replica_leaves_isr,
                    "an OfflineReplica transition removes the replica from the ZK ISR (sole member aside)"),
     ]
@@ -413,8 +451,12 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
     ]
     props += [Always(name, fn, "holds whenever no healing action is enabled", kind="quiescence")
               for name, fn in quiescence]
+    props.append(Always("AdminZnodesConsumed", admin_znodes_consumed,
+                        "admin znodes are consumed once their work is done or refused", kind="quiescence"))
     ppt = cfg.partitions
     settled_props = [
+        ("PreferredElectionZnodeConsumed", preferred_election_znode_consumed,
+         "/admin/preferred_replica_election is gone once the cluster has settled"),
         ("NoDeadLeaderAdvertised", no_dead_leader_advertised,
          "no ZK leader is a dead broker once the cluster has settled around its faults"),
         ("DeadReplicaOnlyAsSoleIsrMember", dead_replica_only_as_sole_isr_member,

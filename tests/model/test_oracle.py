@@ -151,3 +151,82 @@ STEP_PROPS = ["OfflineReplicaLeavesIsr"]
 def test_the_transition_invariants_hold_on_the_clean_model(fields) -> None:
     result = explore(KafkaModel(ModelConfig.from_mapping(fields)), properties=STEP_PROPS, goals_required=False)
     assert result.verdict == "pass", result.summary_lines()
+
+
+# ---- ISR admission and the known Kafka 2.6 violations ----------------------------------------
+
+SHUTDOWN = {"brokers": 2, "replication_factor": 2, "max_broker_crashes": 0, "max_session_expiries": 0,
+            "max_controlled_shutdowns": 1}
+FINDINGS = __import__("pathlib").Path(__file__).parents[2] / "docs" / "findings"
+
+
+def test_no_shutting_down_joins_isr_on_a_hand_made_step(calm) -> None:
+    from kcm.model.actions import LeaderExpandIsr
+    from kcm.model.invariants import no_shutting_down_joins_isr
+    shrunk = with_znode(calm, 0, isr=(0,))
+    ctrl = shrunk.brokers[0]
+    shutting = shrunk._replace(brokers=put(shrunk.brokers, 0, ctrl._replace(ctx=ctrl.ctx._replace(shutting_down=0b10))))
+    a = LeaderExpandIsr(0, 0, 1)
+    assert not no_shutting_down_joins_isr(shutting, a, with_znode(shutting, 0, isr=(0, 1)))
+    assert no_shutting_down_joins_isr(shrunk, a, with_znode(shrunk, 0, isr=(0, 1)))  # not shutting down
+    assert no_shutting_down_joins_isr(shutting, a, shutting)  # the write failed
+
+
+def test_kafka_2_6_breaks_no_shutting_down_joins_isr_as_a_known_finding() -> None:
+    """One controlled shutdown on two brokers: the ex-leader, a follower now, is added back to the
+    ISR by the new leader (14 steps). The run stays green and reports it as known 2.6 behaviour."""
+    result = explore(KafkaModel(ModelConfig.from_mapping(SHUTDOWN)))
+    assert result.verdict == "pass", result.summary_lines()
+    assert [(v.name, v.trace_length) for v in result.known_violations] == [("NoShuttingDownJoinsIsr", 14)]
+    assert any("known 2.6 behaviour" in line for line in result.summary_lines())
+
+
+def test_under_kip_841_no_shutting_down_joins_isr_holds_and_is_not_excused() -> None:
+    model = KafkaModel(ModelConfig.from_mapping({**SHUTDOWN, "isr_admission": "kip-841"}))
+    assert "NoShuttingDownJoinsIsr" not in model.known_violations()
+    result = explore(model)
+    assert result.verdict == "pass" and not result.known_violations, result.summary_lines()
+
+
+def test_a_known_violation_does_not_stop_exploration_or_hide_others() -> None:
+    """With the V8 variant on the same config, the known 2.6 violation is recorded and the
+    variant's DeposedLeaderNotified still fails the run."""
+    result = explore(KafkaModel(ModelConfig.from_mapping({**SHUTDOWN, "variant": "V8"})),
+                     stop_on_violation=False)
+    assert result.verdict == "violation"
+    assert "DeposedLeaderNotified" in [v.name for v in result.violations]
+    assert "NoShuttingDownJoinsIsr" not in [v.name for v in result.violations]
+
+
+def test_the_json_report_lists_known_violations() -> None:
+    import json
+    from pathlib import Path
+    import jsonschema
+    from kcm.checker.report import build
+    result = explore(KafkaModel(ModelConfig.from_mapping(SHUTDOWN)))
+    doc = build(result, [], preset="test")
+    schema = json.loads((Path(__file__).parents[2] / "docs" / "report-schema.json").read_text())
+    jsonschema.validate(doc, schema)
+    assert doc["verdict"] == "pass"
+    assert [(k["invariant"], k["trace_length"]) for k in doc["known_violations"]] == [("NoShuttingDownJoinsIsr", 14)]
+
+
+@pytest.mark.parametrize("stem, prop", [("no-shutting-down-joins-isr", "NoShuttingDownJoinsIsr"),
+                                         ("preferred-election-znode-stays", "PreferredElectionZnodeConsumed")])
+def test_every_known_violation_has_a_committed_trace_that_replays(stem, prop) -> None:
+    from kcm.checker.replay import replay_itf
+    from kcm.model.findings import KNOWN_2_6_VIOLATIONS
+    assert any(k.property == prop and k.trace.endswith(f"{stem}.itf.json") for k in KNOWN_2_6_VIOLATIONS)
+    replay_itf(FINDINGS / f"{stem}.itf.json")  # raises unless it reaches the same violation
+
+
+def test_the_preferred_election_finding_is_reached_in_eight_steps() -> None:
+    """RF 1 on two brokers: broker 0 crashes before the controller creates its partition's state;
+    a preferred election then finds no leadership (`partitionLeadershipInfo(...).get` throws in
+    2.6) and the znode stays (docs/model.md Findings 6)."""
+    cfg = ModelConfig.from_mapping({"brokers": 2, "replication_factor": 1, "max_broker_crashes": 1,
+                                    "max_session_expiries": 0, "max_preferred_elections": 1, "max_perturbations": 2})
+    result = explore(KafkaModel(cfg), properties=["PreferredElectionZnodeConsumed", "AdminZnodesConsumed"],
+                     goals_required=False)
+    assert result.verdict == "pass"
+    assert [(v.name, v.trace_length) for v in result.known_violations][0] == ("PreferredElectionZnodeConsumed", 8)
