@@ -376,11 +376,12 @@ class StateMachinesMixin:
                                                   tuple(r for r in assignment if r in online_set), election.unclean)
             if election.leader_and_isr is None:
                 continue  # StateChangeFailedException: the partition keeps its state
+            written = self.write_leader_and_isr(p, election.leader_and_isr, znode)
+            # Observed only once the write succeeded: a fenced write (ControllerMoved) elected nobody.
             self.w.obs.append(Election(
                 p, strategy, election.leader_and_isr.leader,
                 expected.leader_and_isr.leader if expected.leader_and_isr is not None else NONE,
                 znode.leader, tuple(election.recipients), self.live, online, znode.isr, unclean))
-            written = self.write_leader_and_isr(p, election.leader_and_isr, znode)
             self.add_leader_and_isr(election.recipients, p, written, is_new=False)
             results[p] = written
         return results

@@ -230,3 +230,25 @@ def test_the_preferred_election_finding_is_reached_in_eight_steps() -> None:
                      goals_required=False)
     assert result.verdict == "pass"
     assert [(v.name, v.trace_length) for v in result.known_violations][0] == ("PreferredElectionZnodeConsumed", 8)
+
+
+# ---- false alarms ----------------------------------------------------------------------------
+
+
+def test_an_election_whose_write_is_fenced_is_not_observed(calm) -> None:
+    """A deposed controller that has not processed its Reelect yet elects, and its write fails the
+    /controller_epoch fence: nothing was elected, so no `Election` is observed (DeposedLeaderNotified
+    used to fire on it)."""
+    from kcm.model.cluster import Election
+    from kcm.model.controller import Controller
+    from kcm.model.state_machines import Strategy
+    from kcm.model.variants import flags_for
+    from kcm.model.world import ControllerMoved, World
+    for epoch, observed in ((calm.zk.controller_epoch, 1), (calm.zk.controller_epoch + 1, 0)):
+        w = World(SMALL, flags_for(""), calm._replace(zk=calm.zk._replace(controller_epoch=epoch)))
+        c = Controller(w, 0)
+        try:
+            c.elect_leader_for_partitions([0], Strategy.OFFLINE)
+        except ControllerMoved:
+            pass
+        assert sum(type(o) is Election for o in w.obs) == observed
