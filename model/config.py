@@ -65,7 +65,9 @@ class ModelConfig:
     max_reassignments: int = 0
     max_topic_deletions: int = 0
     #: Which reassignment targets an admin may ask for: "all" ordered lists of RF brokers, or
-    #: "replace-one" (one replica replaced in place: both the leader-moves and leader-stays paths).
+    #: "replace-one" (one replica replaced in place: both the leader-moves and leader-stays paths),
+    #: or "replace-one-or-reorder" (also the same replicas in another order, (0, 1) -> (1, 0):
+    #: a reassignment that removes no replica, so no OfflineReplica re-reads the znode).
     reassign_targets: str = "all"
     #: Who may join an ISR: "2.6" (the leader adds any caught-up follower, even one on a broker
     #: the controller knows is shutting down: Kafka 2.6, docs/model.md Findings 5) or "kip-841"
@@ -151,9 +153,9 @@ class ModelConfig:
         if self.variant and self.variant not in VARIANTS:
             raise ConfigError(f"{where}: field `variant` = {self.variant!r} is not a known variant; "
                               f"choose one of {', '.join(VARIANTS)} or leave it empty")
-        if self.reassign_targets not in ("all", "replace-one"):
+        if self.reassign_targets not in ("all", "replace-one", "replace-one-or-reorder"):
             raise ConfigError(f"{where}: field `reassign_targets` = {self.reassign_targets!r}; "
-                              "allowed \"all\" or \"replace-one\"")
+                              "allowed \"all\", \"replace-one\" or \"replace-one-or-reorder\"")
         if self.isr_admission not in ("2.6", "kip-841"):
             raise ConfigError(f"{where}: field `isr_admission` = {self.isr_admission!r}; "
                               "allowed \"2.6\" or \"kip-841\"")

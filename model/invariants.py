@@ -354,6 +354,28 @@ def no_shutting_down_joins_isr(s: Cluster, a, t: Cluster) -> bool:
     return c == NONE or not s.brokers[c].active or not s.brokers[c].ctx.shutting_down >> f & 1
 
 
+def cache_matches_zk_after_write(s: Cluster, a, t: Cluster) -> bool:
+    """After an event in which the active controller wrote a partition state znode, its cached
+    leadership of that partition (leader, leader epoch, ISR, zkVersion) equals the znode: every
+    controller write goes through `updateLeaderAndIsr` and caches what it wrote
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/PartitionStateMachine.scala,
+    ReplicaStateMachine.scala `controllerContext.partitionLeadershipInfo.put`). The quiescent
+    CacheMatchesZk only sees the cache once the cluster has settled, when a later re-read may have
+    repaired it."""
+    if type(a) is not ControllerProcessEvent or s.zk.partitions is t.zk.partitions:
+        return True
+    broker = t.brokers[a.broker]
+    if not broker.active:
+        return True
+    cache = broker.ctx.leadership
+    for p, (before, after) in enumerate(zip(s.zk.partitions, t.zk.partitions)):
+        if after is not before and after != before and after != NO_ZNODE:
+            c = cache[p]
+            if (c.leader, c.leader_epoch, c.isr, c.version) != (after.leader, after.leader_epoch, after.isr, after.version):
+                return False
+    return True
+
+
 def _elections(observe, s, a) -> list[Election]:
     if type(a) is not ControllerProcessEvent:
         return []
@@ -436,6 +458,8 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
                    "a live deposed leader receives the LeaderAndIsr that deposes it (V8)"),
         AlwaysStep("NoShuttingDownJoinsIsr", no_shutting_down_joins_isr,
                    "no replica on a broker the controller knows is shutting down joins an ISR (2.6 breaks it)"),
+        AlwaysStep("CacheMatchesZkAfterWrite", cache_matches_zk_after_write,
+                   "the active controller's cached leadership equals each partition znode it just wrote"),
         AlwaysStep("OfflineReplicaLeavesIsr", offline_replica_leaves_isr,
                    "an OfflineReplica transition removes the replica from the ZK ISR (sole member aside)"),
     ]

@@ -188,11 +188,18 @@ def _overlap_budget(cfg: ModelConfig, scenario: int, done: int) -> tuple[int, ..
 
 
 def reassignment_targets(cfg: ModelConfig, current: tuple[int, ...]) -> list[tuple[int, ...]]:
-    """The targets an admin may ask for (`reassign_targets`), never the current assignment."""
+    """The targets an admin may ask for (`reassign_targets`), never the current assignment:
+    "all" ordered lists of RF brokers; "replace-one": one replica replaced in place;
+    "replace-one-or-reorder": those and every reordering of the current replicas."""
     if cfg.reassign_targets == "all":
         return [t for t in itertools.permutations(range(cfg.brokers), cfg.replication_factor) if t != current]
     spare = [b for b in range(cfg.brokers) if b not in current]
-    return [current[:i] + (b,) + current[i + 1:] for i in range(len(current)) for b in spare]
+    targets = [current[:i] + (b,) + current[i + 1:] for i in range(len(current)) for b in spare]
+    if cfg.reassign_targets == "replace-one-or-reorder":
+        # The same replicas in another order (e.g. (0, 1) -> (1, 0)): nothing is added or removed,
+        # so no OfflineReplica re-reads the znode; only the preferred leader changes.
+        targets += [t for t in itertools.permutations(current) if t != current]
+    return targets
 
 
 _FAULTS = frozenset({Budget.BROKER_CRASHES, Budget.SESSION_EXPIRIES, Budget.LEADER_ISR_SHRINKS,

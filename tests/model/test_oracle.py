@@ -252,3 +252,31 @@ def test_an_election_whose_write_is_fenced_is_not_observed(calm) -> None:
         except ControllerMoved:
             pass
         assert sum(type(o) is Election for o in w.obs) == observed
+
+
+def test_cache_matches_zk_after_write(calm) -> None:
+    from kcm.model.actions import ControllerProcessEvent
+    from kcm.model.invariants import cache_matches_zk_after_write
+    a = ControllerProcessEvent(0)
+    z = calm.zk.partitions[0]
+    written = with_znode(calm, 0, leader=1, leader_epoch=z.leader_epoch + 1, version=z.version + 1)
+    assert not cache_matches_zk_after_write(calm, a, written)  # ZK changed, the cache did not
+    ctrl = written.brokers[0]
+    cached = written._replace(brokers=put(written.brokers, 0, ctrl._replace(
+        ctx=ctrl.ctx._replace(leadership=(written.zk.partitions[0],)))))
+    assert cache_matches_zk_after_write(calm, a, cached)
+    assert cache_matches_zk_after_write(calm, a, calm)  # nothing written
+
+
+def test_reorder_targets() -> None:
+    from kcm.model.spec import reassignment_targets
+    cfg = ModelConfig.from_mapping({"brokers": 3, "reassign_targets": "replace-one-or-reorder"})
+    assert sorted(reassignment_targets(cfg, (0, 1))) == [(0, 2), (1, 0), (2, 1)]
+
+
+def test_cache_matches_zk_after_write_holds_with_reorders() -> None:
+    cfg = ModelConfig.from_mapping({"brokers": 2, "replication_factor": 2, "max_broker_crashes": 0,
+                                    "max_session_expiries": 0, "max_reassignments": 1,
+                                    "reassign_targets": "replace-one-or-reorder"})
+    result = explore(KafkaModel(cfg), properties=["CacheMatchesZkAfterWrite", "CacheMatchesZk"], goals_required=False)
+    assert result.verdict == "pass", result.summary_lines()
