@@ -212,6 +212,22 @@ def admin_znodes_consumed(s: Cluster) -> bool:
 # ---- settled invariants (liveness, bounded, judged with dead brokers left dead) ----------------
 
 
+def _settled_under_a_controller(s: Cluster) -> bool:
+    """Settled, and `/controller` names a live broker whose controller module is active: the
+    settled properties judge what a controller did. Whether one always remains is
+    ActiveControllerOnceSettled's business (Kafka 2.6 can be left without one: Findings 7)."""
+    c = s.zk.controller
+    return settled(s) and c != NONE and s.brokers[c].up and s.brokers[c].active
+
+
+def active_controller_once_settled(s: Cluster) -> bool:
+    """Settled: exactly one controller module is active, the one `/controller` names."""
+    if not settled(s):
+        return True
+    active = _active(s)
+    return len(active) == 1 and s.zk.controller == active[0]
+
+
 def _judged_partitions(s: Cluster, ppt: int):
     """(p, znode) for each partition with a state znode whose topic is not queued for deletion.
 
@@ -231,7 +247,7 @@ def no_dead_leader_advertised(s: Cluster, ppt: int = 1) -> bool:
     """Settled: no partition state znode names a dead (unregistered) broker as leader. OfflineReplica
     sets the leader to -1 when it removes the leader from the ISR (`removeReplicasFromIsr`:
     `newLeader = if (replicaId == leader) NoLeader`)."""
-    if not settled(s):
+    if not _settled_under_a_controller(s):
         return True
     live = _registered(s)
     return all(z.leader == NONE or z.leader in live for _, z in _judged_partitions(s, ppt))
@@ -241,7 +257,7 @@ def dead_replica_only_as_sole_isr_member(s: Cluster, ppt: int = 1) -> bool:
     """Settled: a dead replica is in a ZooKeeper ISR only as its sole member (KAFKA-708 keeps the
     last member: `adjustedIsr = if (isr.size == 1) isr else isr.filter(_ != replicaId)`,
     kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala doRemoveReplicasFromIsr)."""
-    if not settled(s):
+    if not _settled_under_a_controller(s):
         return True
     live = _registered(s)
     return all(len(z.isr) == 1 or all(r in live for r in z.isr) for _, z in _judged_partitions(s, ppt))
@@ -259,7 +275,7 @@ def offline_partition_with_live_isr_gets_leader(s: Cluster, ppt: int = 1) -> boo
     """Settled: a partition without a leader has no live ISR member (else the OfflinePartition ->
     OnlinePartition election of `onReplicasBecomeOffline` / `onBrokerStartup` /
     `partitionStateMachine.startup` would have chosen it)."""
-    if not settled(s):
+    if not _settled_under_a_controller(s):
         return True
     live = _registered(s)
     return all(z.leader != NONE or not (set(z.isr) & live) for _, z in _judged_partitions(s, ppt))
@@ -479,6 +495,8 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
                         "admin znodes are consumed once their work is done or refused", kind="quiescence"))
     ppt = cfg.partitions
     settled_props = [
+        ("ActiveControllerOnceSettled", lambda s, ppt: active_controller_once_settled(s),
+         "one active controller, named in /controller, once the cluster has settled"),
         ("PreferredElectionZnodeConsumed", preferred_election_znode_consumed,
          "/admin/preferred_replica_election is gone once the cluster has settled"),
         ("NoDeadLeaderAdvertised", no_dead_leader_advertised,

@@ -64,9 +64,9 @@ def test_settled_allows_dead_brokers_but_nothing_pending(calm) -> None:
 
 
 def test_no_dead_leader_advertised(calm) -> None:
-    gone = dead(calm, 0)
-    assert not no_dead_leader_advertised(gone)  # broker 0 dead, still the leader in ZooKeeper
-    assert no_dead_leader_advertised(with_znode(gone, 0, leader=1, isr=(1,)))
+    gone = with_znode(dead(calm, 1), 0, leader=1)
+    assert not no_dead_leader_advertised(gone)  # broker 1 dead, still the leader in ZooKeeper
+    assert no_dead_leader_advertised(with_znode(gone, 0, leader=0, isr=(0,)))
     # a topic queued for deletion keeps its dead leader in 2.6 (failReplicaDeletion, no election)
     assert no_dead_leader_advertised(gone._replace(zk=gone.zk._replace(delete_topics=1)))
     # not settled: not judged
@@ -212,6 +212,7 @@ def test_the_json_report_lists_known_violations() -> None:
 
 
 @pytest.mark.parametrize("stem, prop", [("no-shutting-down-joins-isr", "NoShuttingDownJoinsIsr"),
+                                         ("no-controller-after-operator-move", "ActiveControllerOnceSettled"),
                                          ("preferred-election-znode-stays", "PreferredElectionZnodeConsumed")])
 def test_every_known_violation_has_a_committed_trace_that_replays(stem, prop) -> None:
     from kcm.checker.replay import replay_itf
@@ -280,3 +281,23 @@ def test_cache_matches_zk_after_write_holds_with_reorders() -> None:
                                     "reassign_targets": "replace-one-or-reorder"})
     result = explore(KafkaModel(cfg), properties=["CacheMatchesZkAfterWrite", "CacheMatchesZk"], goals_required=False)
     assert result.verdict == "pass", result.summary_lines()
+
+
+def test_active_controller_once_settled(calm) -> None:
+    from kcm.model.invariants import active_controller_once_settled, no_dead_leader_advertised
+    gone = dead(calm, 1)
+    assert active_controller_once_settled(gone)
+    resigned = gone._replace(zk=gone.zk._replace(controller=NONE),
+                             brokers=put(gone.brokers, 0, gone.brokers[0]._replace(active=False)))
+    assert not active_controller_once_settled(resigned)
+    # without a controller the other settled properties do not judge (Findings 7 is reported once)
+    assert no_dead_leader_advertised(with_znode(resigned, 0, leader=1))
+
+
+def test_the_controller_hole_is_known_only_with_operator_moves() -> None:
+    assert "ActiveControllerOnceSettled" not in KafkaModel(SMALL).known_violations()
+    moves = ModelConfig.from_mapping({**{"brokers": 2, "replication_factor": 2, "max_broker_crashes": 1,
+                                        "max_session_expiries": 0}, "max_controller_moves": 1})
+    result = explore(KafkaModel(moves), properties=["ActiveControllerOnceSettled"], goals_required=False)
+    assert result.verdict == "pass"
+    assert [(v.name, v.trace_length) for v in result.known_violations] == [("ActiveControllerOnceSettled", 6)]
