@@ -23,7 +23,9 @@ import functools
 from collections.abc import Callable
 
 from kcm.model.actions import ControllerProcessEvent, LeaderExpandIsr, NetworkDeliver
-from kcm.model.cluster import NO_REPLICA, NO_ZNODE, NONE, Cluster, Edge, Election, Ghost, RequestKind, Shutdown
+from kcm.model.cluster import (
+    NO_REPLICA, NO_ZNODE, NONE, Cluster, Edge, Election, Ghost, RequestKind, Shutdown, Zk, empty_context,
+)
 from kcm.model.config import ModelConfig
 from kcm.model.properties import Always, AlwaysStep, Sometimes
 from kcm.model.state_machines import Strategy
@@ -392,6 +394,64 @@ def cache_matches_zk_after_write(s: Cluster, a, t: Cluster) -> bool:
     return True
 
 
+def context_from_zk(zk: Zk, topics: int, ppt: int) -> dict:
+    """What `initializeControllerContext` reads from ZooKeeper, as the context fields it fills
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+    initializeControllerContext, fetchTopicDeletionsInProgress): the registered brokers and their
+    epochs, the assignments with their adding/removing replicas (KIP-455), the leadership of every
+    partition of an existing topic (leader, leader epoch, ISR, zkVersion), the topics queued for
+    deletion that still exist."""
+    existing = 0
+    for t in range(topics):
+        if zk.assignment[t * ppt]:
+            existing |= 1 << t
+    return {
+        "live": sum(1 << b for b, e in enumerate(zk.broker_epochs) if e),
+        "broker_epochs": zk.broker_epochs,
+        "assignment": zk.assignment, "adding": zk.adding, "removing": zk.removing,
+        "leadership": tuple((z.leader, z.leader_epoch, z.isr, z.version) if z != NO_ZNODE and zk.assignment[p] else None
+                            for p, z in enumerate(zk.partitions)),
+        "topics_to_delete": zk.delete_topics & existing,
+    }
+
+
+def _context_fields(ctx) -> dict:
+    return {
+        "live": ctx.live, "broker_epochs": ctx.broker_epochs,
+        "assignment": ctx.assignment, "adding": ctx.adding, "removing": ctx.removing,
+        "leadership": tuple(None if z == NO_ZNODE else (z.leader, z.leader_epoch, z.isr, z.version)
+                            for z in ctx.leadership),
+        "topics_to_delete": ctx.topics_to_delete,
+    }
+
+
+def context_derived_from_zk(topics: int, ppt: int):
+    """Transition invariant builder: on the step in which a broker becomes the active controller
+    (its `onControllerFailover` runs to the end of the event), its context equals
+    `context_from_zk` of ZooKeeper after the step: everything it caches it read or wrote itself."""
+    def holds(s: Cluster, a, t: Cluster) -> bool:
+        if type(a) is not ControllerProcessEvent:
+            return True
+        b = a.broker
+        if s.brokers[b].active or not t.brokers[b].active:
+            return True
+        return _context_fields(t.brokers[b].ctx) == context_from_zk(t.zk, topics, ppt)
+    return holds
+
+
+def no_stale_context_when_inactive(s: Cluster) -> bool:
+    """A controller module that is not active holds the empty context (`onControllerResignation`
+    ends with `controllerContext.resetContext()`), so nothing a resigned controller cached can leak
+    into a later failover of the same broker."""
+    empty = _empty_context(len(s.brokers), len(s.zk.partitions))
+    return all(b.active or b.ctx == empty for b in s.brokers)
+
+
+@functools.lru_cache(maxsize=16)
+def _empty_context(nb: int, np_: int):
+    return empty_context(nb, np_)
+
+
 def _elections(observe, s, a) -> list[Election]:
     if type(a) is not ControllerProcessEvent:
         return []
@@ -476,6 +536,10 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
                    "no replica on a broker the controller knows is shutting down joins an ISR (2.6 breaks it)"),
         AlwaysStep("CacheMatchesZkAfterWrite", cache_matches_zk_after_write,
                    "the active controller's cached leadership equals each partition znode it just wrote"),
+        AlwaysStep("ContextDerivedFromZk", context_derived_from_zk(cfg.topics, cfg.partitions),
+                   "a new controller's context is a function of ZooKeeper when its failover ends"),
+        Always("NoStaleContextWhenInactive", no_stale_context_when_inactive,
+               "a controller module that is not active holds the empty context"),
         AlwaysStep("OfflineReplicaLeavesIsr", offline_replica_leaves_isr,
                    "an OfflineReplica transition removes the replica from the ZK ISR (sole member aside)"),
     ]
