@@ -301,3 +301,41 @@ def test_the_controller_hole_is_known_only_with_operator_moves() -> None:
     result = explore(KafkaModel(moves), properties=["ActiveControllerOnceSettled"], goals_required=False)
     assert result.verdict == "pass"
     assert [(v.name, v.trace_length) for v in result.known_violations] == [("ActiveControllerOnceSettled", 6)]
+
+
+# ---- the context is derived from ZooKeeper ---------------------------------------------------
+
+
+def test_context_derived_from_zk_at_failover(calm) -> None:
+    from kcm.model.actions import ControllerProcessEvent
+    from kcm.model.invariants import context_derived_from_zk
+    holds = context_derived_from_zk(SMALL.topics, SMALL.partitions)
+    a = ControllerProcessEvent(0)
+    before = calm._replace(brokers=put(calm.brokers, 0, calm.brokers[0]._replace(active=False)))
+    assert holds(before, a, calm)  # the settled controller's context is what ZooKeeper says
+    ctrl = calm.brokers[0]
+    stale = calm._replace(brokers=put(calm.brokers, 0, ctrl._replace(ctx=ctrl.ctx._replace(live=0b1))))
+    assert not holds(before, a, stale)  # broker 1 is registered but not in the context
+    z = ctrl.ctx.leadership[0]
+    old = calm._replace(brokers=put(calm.brokers, 0, ctrl._replace(
+        ctx=ctrl.ctx._replace(leadership=(z._replace(leader_epoch=z.leader_epoch - 1),)))))
+    assert not holds(before, a, old)  # a leadership it did not read
+    assert holds(calm, a, stale)  # not a failover step: not judged
+
+
+def test_no_stale_context_when_inactive(calm) -> None:
+    from kcm.model.invariants import no_stale_context_when_inactive
+    assert no_stale_context_when_inactive(calm)
+    b1 = calm.brokers[1]
+    leaked = calm._replace(brokers=put(calm.brokers, 1, b1._replace(ctx=b1.ctx._replace(live=0b11))))
+    assert not no_stale_context_when_inactive(leaked)
+
+
+@pytest.mark.parametrize("fields", [
+    {"brokers": 2, "replication_factor": 2, "max_broker_crashes": 1, "max_session_expiries": 0},
+    {"brokers": 2, "replication_factor": 1, "max_broker_crashes": 0, "max_session_expiries": 1},
+])
+def test_the_context_properties_hold_on_the_clean_model(fields) -> None:
+    result = explore(KafkaModel(ModelConfig.from_mapping(fields)),
+                     properties=["ContextDerivedFromZk", "NoStaleContextWhenInactive"], goals_required=False)
+    assert result.verdict == "pass", result.summary_lines()
