@@ -148,6 +148,9 @@ class _Explorer:
         self.parents: dict[bytes, tuple[bytes | None, int]] = {}
         self.inits: list = []
         self.violations: list[Violation] = []
+        #: Properties the model lists as known behaviour of the system, and their violations found.
+        self.known = dict(getattr(model, "known_violations", dict)())
+        self.known_found: list[Violation] = []
         self.witnesses: dict[str, Trace] = {}
         self.counters = CoverageCounters()
         self.outdegrees: dict[int, int] = {}
@@ -306,9 +309,14 @@ class _Explorer:
     # ---- violations and goals ------------------------------------------------------------------
 
     def _violated(self, name: str, kind: str, trace: Trace, length: int) -> None:
-        self.violations.append(Violation(name, kind, trace))
-        if self.stop:
-            raise _Stop(length)
+        if name in self.known:
+            # Known behaviour of the system (e.g. a listed Kafka 2.6 Finding): keep its first,
+            # hence shortest, trace and go on without it; it neither stops the run nor hides others.
+            self.known_found.append(Violation(name, kind, trace))
+        else:
+            self.violations.append(Violation(name, kind, trace))
+            if self.stop:
+                raise _Stop(length)
         # -continue: one violation per property, so stop checking this one.
         if kind == DEADLOCK:
             self.check_deadlock = False
@@ -377,5 +385,6 @@ class _Explorer:
         return CheckResult(
             model=model.name, verdict=verdict, violations=tuple(violations), goals=goals,
             stats=stats, coverage=coverage, symmetry=self.symmetric, checked=self.checked,
-            reason=self.reason, extra=extra,
+            reason=self.reason, extra=extra, known_violations=tuple(self.known_found),
+            known_reasons={v.name: self.known[v.name] for v in self.known_found},
         )

@@ -4,7 +4,9 @@ The JSON report is what CI scripts parse, so its shape only grows: a field is ne
 removed without bumping `schema_version`. Its fields (DESIGN.md §4): `schema_version`, `verdict`
 (`pass` / `violation` / `incomplete`), `preset`, `engine`, `distinct_states`, `generated_states`,
 `depth`, `symmetry`, `duration_s`, `violations` (each `invariant`, `kind`, `trace_length`,
-`trace_file`, and `loop` for a lasso), `goals` (name -> met), `coverage` (`table_edges_taken`, `table_edges_total`,
+`trace_file`, and `loop` for a lasso), `known_violations` (violations of properties listed as known
+Kafka 2.6 behaviour, `kcm.model.findings`, which do not fail the verdict: each `invariant`, `kind`,
+`trace_length`, `finding`), `goals` (name -> met), `coverage` (`table_edges_taken`, `table_edges_total`,
 `untaken`, `illegal_requests`, `actions`), `proofs` (each `property`, `brokers`, `result`,
 `seconds`), plus `variant`, `kafka_version` and `kcm_version`; with `kcm explore --liveness`,
 `liveness` (`liveness_section`).
@@ -57,7 +59,7 @@ def build(result: CheckResult | None, proofs: Sequence[Any], *, preset: str, var
     }
     if result is None:
         doc.update(distinct_states=0, generated_states=0, depth=0, symmetry=False,
-                   duration_s=round(duration_s or 0.0, 3), violations=[], goals={},
+                   duration_s=round(duration_s or 0.0, 3), violations=[], known_violations=[], goals={},
                    coverage={"table_edges_taken": 0, "table_edges_total": 0, "untaken": [],
                              "illegal_requests": [], "actions": {}})
         return doc
@@ -72,6 +74,8 @@ def build(result: CheckResult | None, proofs: Sequence[Any], *, preset: str, var
         violations=[{"invariant": v.name, "kind": v.kind, "trace_length": v.trace_length,
                      "trace_file": trace_files.get(v.name),
                      **({"loop": v.loop} if v.loop is not None else {})} for v in result.violations],
+        known_violations=[{"invariant": v.name, "kind": v.kind, "trace_length": v.trace_length,
+                           "finding": result.known_reasons.get(v.name, "")} for v in result.known_violations],
         goals={name: g.met for name, g in result.goals.items()},
         coverage={
             "table_edges_taken": len(taken),

@@ -82,6 +82,11 @@ class CheckResult:
     reason: str = ""
     #: The engine's name, for reports.
     engine: str = "bfs"
+    #: Violations of properties the model lists as known behaviour of the system (Kafka 2.6:
+    #: `kcm.model.findings`), each with its shortest trace; they do not fail the verdict.
+    known_violations: tuple[Violation, ...] = ()
+    #: Why each of them is known (property name -> the Finding).
+    known_reasons: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -107,6 +112,9 @@ class CheckResult:
                 where = (f"by a lasso: {v.loop} step{'' if v.loop == 1 else 's'} to a cycle of {cycle} "
                          f"step{'' if cycle == 1 else 's'} back to state {v.loop}")
             lines.append(f"  {v.kind} '{v.name}' violated, {where}")
+        for v in self.known_violations:
+            lines.append(f"  known 2.6 behaviour: {v.kind} '{v.name}' violated, after {v.trace_length} steps"
+                         f" ({self.known_reasons.get(v.name, 'listed as known')})")
         for g in self.goals.values():
             lines.append(f"  goal '{g.name}': " + (f"met in {g.trace_length} steps" if g.met else "not met"))
         return lines + self.stats.summary_lines()

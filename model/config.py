@@ -72,12 +72,19 @@ class ModelConfig:
     max_reassignments: int = 0
     max_topic_deletions: int = 0
     #: Which reassignment targets an admin may ask for: "all" ordered lists of RF brokers, or
-    #: "replace-one" (one replica replaced in place: both the leader-moves and leader-stays paths).
+    #: "replace-one" (one replica replaced in place: both the leader-moves and leader-stays paths),
+    #: or "replace-one-or-reorder" (also the same replicas in another order, (0, 1) -> (1, 0):
+    #: a reassignment that removes no replica, so no OfflineReplica re-reads the znode).
     reassign_targets: str = "all"
     #: How many partitions one admin reassignment may name: 1 is `AdminReassign` alone; 2 or more
     #: adds `AdminReassignPartitions`, one `/admin/reassign_partitions` znode listing that many
     #: partitions, which the controller rewrites as each completes (each costs one reassignment).
     reassign_partitions_at_once: int = 1
+    #: Who may join an ISR: "2.6" (the leader adds any caught-up follower, even one on a broker
+    #: the controller knows is shutting down: Kafka 2.6, docs/model.md Findings 8) or "kip-841"
+    #: (the controller admits only live replicas not shutting down, as AlterPartition does since
+    #: 3.4, KIP-841). A model option, not a bug variant; the implementation honours "2.6" only.
+    isr_admission: str = "2.6"
     #: Topic creations (a deleted topic created again, with the same assignment).
     max_topic_creations: int = 0
     #: Auto leader rebalance (`auto.leader.rebalance.enable`), bounded like an admin operation.
@@ -177,9 +184,12 @@ class ModelConfig:
         if self.variant and self.variant not in ALL_VARIANTS:
             raise ConfigError(f"{where}: field `variant` = {self.variant!r} is not a known variant; "
                               f"choose one of {', '.join(ALL_VARIANTS)} or leave it empty")
-        if self.reassign_targets not in ("all", "replace-one"):
+        if self.reassign_targets not in ("all", "replace-one", "replace-one-or-reorder"):
             raise ConfigError(f"{where}: field `reassign_targets` = {self.reassign_targets!r}; "
-                              "allowed \"all\" or \"replace-one\"")
+                              "allowed \"all\", \"replace-one\" or \"replace-one-or-reorder\"")
+        if self.isr_admission not in ("2.6", "kip-841"):
+            raise ConfigError(f"{where}: field `isr_admission` = {self.isr_admission!r}; "
+                              "allowed \"2.6\" or \"kip-841\"")
         if self.data and self.max_offset == 0:
             raise ConfigError(f"{where}: field `max_offset` = 0 with `data` = true; allowed 1..{_MAX_OFFSET}")
         if not self.data and self.max_offset != 0:

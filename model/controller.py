@@ -265,6 +265,8 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
                     self.replica_states[p][b] = R.ReplicaDeletionIneligible
                     offline.append((p, b))
         self.handle_replica_state_changes(online, R.OnlineReplica)
+        if self.flags.failover_leaves_offline_replicas:  # V10 (before 2.4): offline replicas left alone
+            return
         self.handle_replica_state_changes(offline, R.OfflineReplica)
 
     def partition_state_machine_startup(self) -> None:

@@ -19,35 +19,68 @@ Three kinds (`kcm.model.properties`):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
-from kcm.model.actions import ControllerProcessEvent, NetworkDeliver
-from kcm.model.cluster import NO_REPLICA, NO_ZNODE, NONE, Cluster, Election, Ghost, RequestKind, Shutdown
+from kcm.model.actions import ControllerProcessEvent, LeaderExpandIsr, NetworkDeliver
+from kcm.model.cluster import (
+    NO_REPLICA, NO_ZNODE, NONE, Cluster, Edge, Election, Ghost, RequestKind, Shutdown, Zk, empty_context,
+)
 from kcm.model.config import ModelConfig
 from kcm.model.properties import Always, AlwaysStep, Sometimes
 from kcm.model.state_machines import Strategy
+from kcm.model.states import ReplicaState
 
 
 def quiescent(s: Cluster) -> bool:
-    """No healing action is enabled: all brokers up and settled, nothing queued or in flight,
-    and no leader can expand its ISR."""
-    for b in s.brokers:
-        if not b.up or b.queue or not b.connected or b.shutdown is not Shutdown.NONE:
-            return False
-    if any(s.net):
-        return False
+    """No healing action is enabled: `settled` with every broker up (so every session alive,
+    nothing queued or in flight, no leader able to expand its ISR)."""
+    return all(b.up for b in s.brokers) and settled(s)
+
+
+def settled(s: Cluster) -> bool:
+    """The cluster has settled around its faults: every healing action is done except restarting
+    the dead brokers (`BrokerStart`), which may stay dead.
+
+    Precisely: some broker is up; every broker that is up is connected, holds a live ZooKeeper
+    session (no expiry it has not noticed), has no event queued (so no watch notification and no
+    event of any controller is pending: the model delivers a watch by queueing its event at once)
+    and no controlled shutdown under way; every dead broker's session has expired (its
+    `/brokers/ids` znode is gone, so the failure is visible in ZooKeeper and its BrokerChange has
+    been handled); no request is in flight to a broker that is up (a request queued for a dead
+    broker cannot be delivered and waits for the controller's BrokerChange to drop it); and no
+    leader can expand its ISR. `quiescent` is `settled` with every broker up."""
+    up = False
     zk = s.zk
     for b, broker in enumerate(s.brokers):
-        if not zk.session >> b & 1:
+        if not broker.up:
+            if zk.session >> b & 1:
+                return False
+            continue
+        up = True
+        if broker.queue or not broker.connected or broker.shutdown is not Shutdown.NONE or not zk.session >> b & 1:
             return False
+    if not up:
+        return False
+    n = len(s.brokers)
+    for i, queue in enumerate(s.net):
+        if queue and s.brokers[i % n].up:
+            return False
+    return not _isr_expansion_pending(s)
+
+
+def _isr_expansion_pending(s: Cluster) -> bool:
+    """Some leader can add a caught-up follower to its ISR (`LeaderExpandIsr` is enabled)."""
+    zk = s.zk
+    for b, broker in enumerate(s.brokers):
         for p, r in enumerate(broker.replicas):
             if r.leader == b and not r.stopped and zk.partitions[p].version == r.zk_version:
                 for f in r.replicas:
                     if f not in r.isr:
                         fr = s.brokers[f].replicas[p]
                         if fr.leader == b and fr.leader_epoch == r.leader_epoch and not fr.stopped:
-                            return False
-    return True
+                            return True
+    return False
 
 
 def _registered(s: Cluster) -> set[int]:
@@ -165,11 +198,89 @@ def at_most_one_believed_leader(s: Cluster) -> bool:
     return True
 
 
-def no_dead_leader_advertised(s: Cluster) -> bool:
+def admin_znodes_consumed(s: Cluster) -> bool:
+    """Quiescent: `/admin/preferred_replica_election`, `/admin/reassign_partitions` and
+    `/admin/delete_topics` hold nothing: every request an operator wrote was carried out or refused
+    and its entry deleted, whichever controller took it over
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+    onReplicaElection's `removePartitionsFromPreferredReplicaElection`,
+    `removePartitionsFromReassignedPartitions`, TopicDeletionManager `completeDeleteTopic`)."""
     if not quiescent(s):
         return True
+    zk = s.zk
+    return not zk.preferred and not any(zk.reassign) and not zk.delete_topics
+
+
+# ---- settled invariants (liveness, bounded, judged with dead brokers left dead) ----------------
+
+
+def _settled_under_a_controller(s: Cluster) -> bool:
+    """Settled, and `/controller` names a live broker whose controller module is active: the
+    settled properties judge what a controller did. Whether one always remains is
+    ActiveControllerOnceSettled's business (Kafka 2.6 can be left without one: Findings 10)."""
+    c = s.zk.controller
+    return settled(s) and c != NONE and s.brokers[c].up and s.brokers[c].active
+
+
+def active_controller_once_settled(s: Cluster) -> bool:
+    """Settled: exactly one controller module is active, the one `/controller` names."""
+    if not settled(s):
+        return True
+    active = _active(s)
+    return len(active) == 1 and s.zk.controller == active[0]
+
+
+def _judged_partitions(s: Cluster, ppt: int):
+    """(p, znode) for each partition with a state znode whose topic is not queued for deletion.
+
+    Topics queued for deletion are left out: Kafka 2.6 neither elects for them
+    (`triggerOnlinePartitionStateChange` filters `isTopicQueuedUpForDeletion`) nor shrinks their
+    ISR when a replica dies (`onReplicasBecomeOffline` sends their replicas to
+    `failReplicaDeletion`, ReplicaDeletionIneligible, not to OfflineReplica): their dead leader
+    stays in ZooKeeper until the broker comes back and the deletion completes
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala onReplicasBecomeOffline)."""
+    deleting = s.zk.delete_topics
+    for p, z in enumerate(s.zk.partitions):
+        if z != NO_ZNODE and not deleting >> (p // ppt) & 1:
+            yield p, z
+
+
+def no_dead_leader_advertised(s: Cluster, ppt: int = 1) -> bool:
+    """Settled: no partition state znode names a dead (unregistered) broker as leader. OfflineReplica
+    sets the leader to -1 when it removes the leader from the ISR (`removeReplicasFromIsr`:
+    `newLeader = if (replicaId == leader) NoLeader`)."""
+    if not _settled_under_a_controller(s):
+        return True
     live = _registered(s)
-    return all(z.leader == NONE or z.leader in live for z in s.zk.partitions if z != NO_ZNODE)
+    return all(z.leader == NONE or z.leader in live for _, z in _judged_partitions(s, ppt))
+
+
+def dead_replica_only_as_sole_isr_member(s: Cluster, ppt: int = 1) -> bool:
+    """Settled: a dead replica is in a ZooKeeper ISR only as its sole member (KAFKA-708 keeps the
+    last member: `adjustedIsr = if (isr.size == 1) isr else isr.filter(_ != replicaId)`,
+    kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala doRemoveReplicasFromIsr)."""
+    if not _settled_under_a_controller(s):
+        return True
+    live = _registered(s)
+    return all(len(z.isr) == 1 or all(r in live for r in z.isr) for _, z in _judged_partitions(s, ppt))
+
+
+def preferred_election_znode_consumed(s: Cluster, ppt: int = 1) -> bool:
+    """Settled: `/admin/preferred_replica_election` is gone. A preferred election does not wait
+    for a dead broker: it is refused for a partition whose preferred replica is dead and the znode
+    is deleted in `onReplicaElection`'s `finally` (or by the next controller's
+    `onControllerFailover`, which takes over pending elections)."""
+    return not settled(s) or not s.zk.preferred
+
+
+def offline_partition_with_live_isr_gets_leader(s: Cluster, ppt: int = 1) -> bool:
+    """Settled: a partition without a leader has no live ISR member (else the OfflinePartition ->
+    OnlinePartition election of `onReplicasBecomeOffline` / `onBrokerStartup` /
+    `partitionStateMachine.startup` would have chosen it)."""
+    if not _settled_under_a_controller(s):
+        return True
+    live = _registered(s)
+    return all(z.leader != NONE or not (set(z.isr) & live) for _, z in _judged_partitions(s, ppt))
 
 
 # ---- transition invariants ---------------------------------------------------------------------
@@ -250,6 +361,101 @@ def metadata_before_leader_and_isr(s: Cluster, a, t: Cluster) -> bool:
     return s.brokers[a.dst].metadata_epoch >= request.controller_epoch
 
 
+def no_shutting_down_joins_isr(s: Cluster, a, t: Cluster) -> bool:
+    """A replica on a broker the active controller knows is shutting down does not join an ISR.
+    Controlled shutdown moved leadership away and removed the replica from the ISR
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala doControlledShutdown);
+    letting it back in makes it a leader candidate for a broker about to stop. Kafka 2.6 breaks
+    it (docs/model.md, Findings 8); KIP-841 (3.4) fixed it (`isr_admission = "kip-841"`)."""
+    if type(a) is not LeaderExpandIsr:
+        return True
+    p, f = a.partition, a.follower
+    if f in s.zk.partitions[p].isr or f not in t.zk.partitions[p].isr:
+        return True
+    c = s.zk.controller
+    return c == NONE or not s.brokers[c].active or not s.brokers[c].ctx.shutting_down >> f & 1
+
+
+def cache_matches_zk_after_write(s: Cluster, a, t: Cluster) -> bool:
+    """After an event in which the active controller wrote a partition state znode, its cached
+    leadership of that partition (leader, leader epoch, ISR, zkVersion) equals the znode: every
+    controller write goes through `updateLeaderAndIsr` and caches what it wrote
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/PartitionStateMachine.scala,
+    ReplicaStateMachine.scala `controllerContext.partitionLeadershipInfo.put`). The quiescent
+    CacheMatchesZk only sees the cache once the cluster has settled, when a later re-read may have
+    repaired it."""
+    if type(a) is not ControllerProcessEvent or s.zk.partitions is t.zk.partitions:
+        return True
+    broker = t.brokers[a.broker]
+    if not broker.active:
+        return True
+    cache = broker.ctx.leadership
+    for p, (before, after) in enumerate(zip(s.zk.partitions, t.zk.partitions)):
+        if after is not before and after != before and after != NO_ZNODE:
+            c = cache[p]
+            if (c.leader, c.leader_epoch, c.isr, c.version) != (after.leader, after.leader_epoch, after.isr, after.version):
+                return False
+    return True
+
+
+def context_from_zk(zk: Zk, topics: int, ppt: int) -> dict:
+    """What `initializeControllerContext` reads from ZooKeeper, as the context fields it fills
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+    initializeControllerContext, fetchTopicDeletionsInProgress): the registered brokers and their
+    epochs, the assignments with their adding/removing replicas (KIP-455), the leadership of every
+    partition of an existing topic (leader, leader epoch, ISR, zkVersion), the topics queued for
+    deletion that still exist."""
+    existing = 0
+    for t in range(topics):
+        if zk.assignment[t * ppt]:
+            existing |= 1 << t
+    return {
+        "live": sum(1 << b for b, e in enumerate(zk.broker_epochs) if e),
+        "broker_epochs": zk.broker_epochs,
+        "assignment": zk.assignment, "adding": zk.adding, "removing": zk.removing,
+        "leadership": tuple((z.leader, z.leader_epoch, z.isr, z.version) if z != NO_ZNODE and zk.assignment[p] else None
+                            for p, z in enumerate(zk.partitions)),
+        "topics_to_delete": zk.delete_topics & existing,
+    }
+
+
+def _context_fields(ctx) -> dict:
+    return {
+        "live": ctx.live, "broker_epochs": ctx.broker_epochs,
+        "assignment": ctx.assignment, "adding": ctx.adding, "removing": ctx.removing,
+        "leadership": tuple(None if z == NO_ZNODE else (z.leader, z.leader_epoch, z.isr, z.version)
+                            for z in ctx.leadership),
+        "topics_to_delete": ctx.topics_to_delete,
+    }
+
+
+def context_derived_from_zk(topics: int, ppt: int):
+    """Transition invariant builder: on the step in which a broker becomes the active controller
+    (its `onControllerFailover` runs to the end of the event), its context equals
+    `context_from_zk` of ZooKeeper after the step: everything it caches it read or wrote itself."""
+    def holds(s: Cluster, a, t: Cluster) -> bool:
+        if type(a) is not ControllerProcessEvent:
+            return True
+        b = a.broker
+        if s.brokers[b].active or not t.brokers[b].active:
+            return True
+        return _context_fields(t.brokers[b].ctx) == context_from_zk(t.zk, topics, ppt)
+    return holds
+
+
+def no_stale_context_when_inactive(s: Cluster) -> bool:
+    """A controller module that is not active holds the empty context (`onControllerResignation`
+    ends with `controllerContext.resetContext()`), so nothing a resigned controller cached can leak
+    into a later failover of the same broker."""
+    empty = _empty_context(len(s.brokers), len(s.zk.partitions))
+    return all(b.active or b.ctx == empty for b in s.brokers)
+
+
+@functools.lru_cache(maxsize=16)
+def _empty_context(nb: int, np_: int):
+    return empty_context(nb, np_)
+
+
 def _elections(observe, s, a) -> list[Election]:
     if type(a) is not ControllerProcessEvent:
         return []
@@ -285,6 +491,23 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
                     return False
         return True
 
+    def offline_replica_leaves_isr(s, a, t):
+        """An OfflineReplica transition the controller took (the replica is OfflineReplica in its
+        context after the event) for a partition with a state znode leaves the replica out of the
+        ZooKeeper ISR, unless it is the sole member, whatever the cache said before
+        (kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala
+        doHandleStateChanges, case OfflineReplica: `removeReplicasFromIsr` re-reads the znodes)."""
+        if type(a) is not ControllerProcessEvent:
+            return True
+        ctx = t.brokers[a.broker].ctx
+        for o in observe(s, a):
+            if (type(o) is Edge and o.valid and o.to is ReplicaState.OfflineReplica and o.machine == "replica"
+                    and ctx.replica_states[o.partition][o.broker] is ReplicaState.OfflineReplica):
+                z = t.zk.partitions[o.partition]
+                if z != NO_ZNODE and o.broker in z.isr and len(z.isr) > 1:
+                    return False
+        return True
+
     props: list = [
         Always("SingleActiveControllerPerEpoch", single_active_controller_per_epoch,
                "no two active controller modules share an epoch"),
@@ -313,6 +536,16 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
                    "a leader outside the ISR only when unclean election is enabled and no ISR member is live"),
         AlwaysStep("DeposedLeaderNotified", deposed_leader_notified,
                    "a live deposed leader receives the LeaderAndIsr that deposes it (V8)"),
+        AlwaysStep("NoShuttingDownJoinsIsr", no_shutting_down_joins_isr,
+                   "no replica on a broker the controller knows is shutting down joins an ISR (2.6 breaks it)"),
+        AlwaysStep("CacheMatchesZkAfterWrite", cache_matches_zk_after_write,
+                   "the active controller's cached leadership equals each partition znode it just wrote"),
+        AlwaysStep("ContextDerivedFromZk", context_derived_from_zk(cfg.topics, cfg.partitions),
+                   "a new controller's context is a function of ZooKeeper when its failover ends"),
+        Always("NoStaleContextWhenInactive", no_stale_context_when_inactive,
+               "a controller module that is not active holds the empty context"),
+        AlwaysStep("OfflineReplicaLeavesIsr", offline_replica_leaves_isr,
+                   "an OfflineReplica transition removes the replica from the ZK ISR (sole member aside)"),
     ]
     quiescence = [
         ("EventuallyOneActiveController", eventually_one_active_controller),
@@ -323,10 +556,25 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
         ("CacheMatchesZk", cache_matches_zk),
         ("BrokerIncarnationTracked", broker_incarnation_tracked),
         ("AtMostOneBelievedLeaderAfterQuiescence", at_most_one_believed_leader),
-        ("NoDeadLeaderAdvertised", no_dead_leader_advertised),
     ]
     props += [Always(name, fn, "holds whenever no healing action is enabled", kind="quiescence")
               for name, fn in quiescence]
+    props.append(Always("AdminZnodesConsumed", admin_znodes_consumed,
+                        "admin znodes are consumed once their work is done or refused", kind="quiescence"))
+    ppt = cfg.partitions
+    settled_props = [
+        ("ActiveControllerOnceSettled", lambda s, ppt: active_controller_once_settled(s),
+         "one active controller, named in /controller, once the cluster has settled"),
+        ("PreferredElectionZnodeConsumed", preferred_election_znode_consumed,
+         "/admin/preferred_replica_election is gone once the cluster has settled"),
+        ("NoDeadLeaderAdvertised", no_dead_leader_advertised,
+         "no ZK leader is a dead broker once the cluster has settled around its faults"),
+        ("DeadReplicaOnlyAsSoleIsrMember", dead_replica_only_as_sole_isr_member,
+         "a dead replica stays in a ZK ISR only as its sole member"),
+        ("OfflinePartitionWithLiveIsrGetsLeader", offline_partition_with_live_isr_gets_leader,
+         "a partition with a live ISR member has a leader"),
+    ]
+    props += [Always(name, functools.partial(fn, ppt=ppt), doc, kind="settled") for name, fn, doc in settled_props]
     props += _goals(cfg, observe)
     return props
 

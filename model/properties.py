@@ -191,6 +191,12 @@ class Model(Generic[State, Action]):
     def properties(self) -> Sequence[Property]:
         return ()
 
+    def known_violations(self) -> dict[str, str]:
+        """Properties the modelled system itself is known to break (property name -> why, e.g. a
+        Finding). Checkers record the shortest trace of each, keep exploring and do not fail the
+        verdict for them; none by default."""
+        return {}
+
     # ---- what checkers need beyond the transition relation, with defaults --------------------
 
     def successors(self, state: State) -> Iterable[tuple[Action, State]]:

@@ -66,6 +66,7 @@ from kcm.model.cluster import (
 )
 from kcm.model.config import OVERLAP_KINDS, ModelConfig
 from kcm.model.controller import Controller
+from kcm.model.findings import known_violations
 from kcm.model.invariants import properties_for, quiescent
 from kcm.model.known_loops import KNOWN_LOOPS
 from kcm.model.properties import Model
@@ -199,11 +200,18 @@ def _overlap_budget(cfg: ModelConfig, scenario: int, done: int) -> tuple[int, ..
 
 
 def reassignment_targets(cfg: ModelConfig, current: tuple[int, ...]) -> list[tuple[int, ...]]:
-    """The targets an admin may ask for (`reassign_targets`), never the current assignment."""
+    """The targets an admin may ask for (`reassign_targets`), never the current assignment:
+    "all" ordered lists of RF brokers; "replace-one": one replica replaced in place;
+    "replace-one-or-reorder": those and every reordering of the current replicas."""
     if cfg.reassign_targets == "all":
         return [t for t in itertools.permutations(range(cfg.brokers), cfg.replication_factor) if t != current]
     spare = [b for b in range(cfg.brokers) if b not in current]
-    return [current[:i] + (b,) + current[i + 1:] for i in range(len(current)) for b in spare]
+    targets = [current[:i] + (b,) + current[i + 1:] for i in range(len(current)) for b in spare]
+    if cfg.reassign_targets == "replace-one-or-reorder":
+        # The same replicas in another order (e.g. (0, 1) -> (1, 0)): nothing is added or removed,
+        # so no OfflineReplica re-reads the znode; only the preferred leader changes.
+        targets += [t for t in itertools.permutations(current) if t != current]
+    return targets
 
 
 _FAULTS = frozenset({Budget.BROKER_CRASHES, Budget.SESSION_EXPIRIES, Budget.LEADER_ISR_SHRINKS,
@@ -269,6 +277,7 @@ def enabled_actions(cfg: ModelConfig, state: Cluster) -> list:
             if state.net[src * nb + dst] and state.brokers[dst].up:
                 out.append(NetworkDeliver(src, dst))
     w = None
+    kip841 = None if cfg.isr_admission == "2.6" else _admissible(state)
     for p in range(np_):
         for b in range(nb):
             replica = state.brokers[b].replicas[p]
@@ -283,7 +292,8 @@ def enabled_actions(cfg: ModelConfig, state: Cluster) -> list:
                     if f != b:
                         out.append(LeaderShrinkIsr(b, p, f))
             for f in replica.replicas:
-                if f not in replica.isr and broker_side.is_caught_up_follower(w, b, p, f):
+                if (f not in replica.isr and broker_side.is_caught_up_follower(w, b, p, f)
+                        and (kip841 is None or kip841 >> f & 1)):
                     out.append(LeaderExpandIsr(b, p, f))
     topic_exists = [bool(zk.assignment[t * cfg.partitions]) for t in range(cfg.topics)]
     if left(Budget.PREFERRED_ELECTIONS) and not zk.preferred:
@@ -307,6 +317,18 @@ def enabled_actions(cfg: ModelConfig, state: Cluster) -> list:
     if left(Budget.CONTROLLER_MOVES) and zk.controller != NONE:
         out.append(AdminMoveController())
     return out
+
+
+def _admissible(state: Cluster) -> int:
+    """KIP-841 (`isr_admission = "kip-841"`): the brokers whose replicas the active controller
+    admits to an ISR, live and not shutting down (0 when no controller is active: the
+    AlterPartition request waits). Kafka 2.6 has no such check: its leader writes the ISR itself
+    (kafka@2.6.x:core/src/main/scala/kafka/cluster/Partition.scala maybeExpandIsr)."""
+    c = state.zk.controller
+    if c == NONE or not state.brokers[c].active:
+        return 0
+    ctx = state.brokers[c].ctx
+    return ctx.live & ~ctx.shutting_down
 
 
 def step(cfg: ModelConfig, state: Cluster, action, world: World | None = None) -> Cluster | None:
@@ -510,6 +532,9 @@ class KafkaModel(Model):
 
     def properties(self):
         return self._properties
+
+    def known_violations(self) -> dict[str, str]:
+        return known_violations(self.cfg)  # model/findings.py
 
     # what the checkers need besides
     def fingerprint(self, state: Cluster) -> bytes:

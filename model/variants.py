@@ -28,6 +28,8 @@ class Variant:
     preset: str
     #: The `Flags` field the variant switches on.
     flag: str
+    #: Whether the implementation (`impl/`) honours the flag too (V1-V9 do; later ones are model only).
+    impl: bool = True
 
 
 _VARIANTS = (
@@ -58,6 +60,11 @@ _VARIANTS = (
     Variant("V9", "KAFKA-6650", "2.0.0",
             "OfflineReplica only moves replicas of partitions with leadership info",
             "TopicDeletionEventuallyCompletes", "v9", "offline_replica_needs_leadership"),
+    # Classes the issue-10 oracle added (judged at `settled`, with dead brokers left dead).
+    Variant("V10", "pre-2.4 ReplicaStateMachine.startup", "2.4.0",
+            "controller failover moves replicas on dead brokers to ReplicaDeletionIneligible only, "
+            "never to OfflineReplica, so their ISR membership is left alone (model only; impl/ does not honour it)",
+            "DeadReplicaOnlyAsSoleIsrMember", "v10", "failover_leaves_offline_replicas", impl=False),
 )
 
 #: The variants by name.
@@ -71,7 +78,7 @@ _SYNTHETIC = (
     Variant("L1", "synthetic", "-",
             "ReplicaLeaderElection re-puts itself even when /admin/preferred_replica_election is absent "
             "(KAFKA-6146's watch re-registration made unconditional): the controller spins forever",
-            "EventuallyQuiescent", "l1", "replica_election_always_reput"),
+            "EventuallyQuiescent", "l1", "replica_election_always_reput", impl=False),
 )
 SYNTHETIC_VARIANTS = MappingProxyType({v.name: v for v in _SYNTHETIC})
 #: Every variant a config may name.
@@ -91,6 +98,7 @@ class Flags:
     shutdown_election_isr_order: bool = False        # V7
     shutdown_recipients_exclude_shutting: bool = False  # V8
     offline_replica_needs_leadership: bool = False   # V9
+    failover_leaves_offline_replicas: bool = False   # V10 (model only)
     replica_election_always_reput: bool = False      # L1 (synthetic, liveness)
 
 

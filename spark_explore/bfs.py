@@ -213,6 +213,8 @@ class _SparkExplorer:
         self.edges: set = set()
         self.witnesses: dict[str, tuple] = {}
         self.violations: list[tuple] = []
+        self.known = dict(getattr(model, "known_violations", dict)())
+        self.known_found: list[tuple] = []
         self.levels: list[dict] = []
         self.elapsed_before = 0.0
         self.resumed_from: int | None = None
@@ -433,6 +435,12 @@ class _SparkExplorer:
         if deadlock is not None:
             events.append((deadlock, DEADLOCK, DEADLOCK))
         events.sort()
+        # Known behaviour of the system (kcm.model.findings): record the first of each, drop the
+        # property and go on, as the sequential explorer does.
+        for key, name, kind in [e for e in events if e[1] in self.known]:
+            self.known_found.append((name, kind, self._path_of(key)))
+            self._drop(name)
+        events = [e for e in events if e[1] not in self.known]
         first = events[0][0] if events else None
         if self.stop and first is not None:
             # Goals met before the stop count; then the first deadlock of the level, which is a
@@ -458,9 +466,12 @@ class _SparkExplorer:
     # ---- violations, goals, snapshots, progress ---------------------------------------------------
 
     def _violated(self, name: str, kind: str, path: tuple[int, ...]) -> None:
-        self.violations.append((name, kind, path))
-        if self.stop:
-            raise _Stop
+        if name in self.known:
+            self.known_found.append((name, kind, path))
+        else:
+            self.violations.append((name, kind, path))
+            if self.stop:
+                raise _Stop
         self._drop(name)
 
     def _drop(self, name: str) -> None:
@@ -521,4 +532,7 @@ class _SparkExplorer:
         return CheckResult(
             model=model.name, verdict=verdict, violations=tuple(violations), goals=goals,
             stats=stats, coverage=coverage, symmetry=self.symmetric, checked=self.checked,
-            reason=self.reason, engine="spark", extra={"spark": spark})
+            reason=self.reason, engine="spark", extra={"spark": spark},
+            known_violations=tuple(Violation(name, kind, trace_of(model, self.inits, path))
+                                   for name, kind, path in self.known_found),
+            known_reasons={name: self.known[name] for name, _, _ in self.known_found})

@@ -23,6 +23,7 @@ def result():
 def test_default_explores_with_no_violation_and_every_goal_met(result) -> None:
     assert result.verdict == "pass", result.summary_lines()
     assert result.goals and all(g.met for g in result.goals.values())
+    assert [(v.name, v.trace_length) for v in result.known_violations] == DEFAULT_KNOWN
 
 
 def test_default_state_space_is_pinned(result) -> None:
@@ -53,12 +54,15 @@ def test_the_invalid_transitions_kafka_requests_are_the_known_ones(result) -> No
     assert set(result.coverage.outside_universe) == KNOWN_INVALID_REQUESTS
 
 
-DEFAULT_COUNTS = (704_685, 53)
-DEFAULT_GENERATED = 2_977_371
-# Shortest witness of each goal (the reassignment's is in an overlapping run, from the settled cluster).
-DEFAULT_GOALS = {"ControllerFailsOver": 3, "TopicDeleted": 11, "ReassignmentCompletes": 7,
+DEFAULT_COUNTS = (962_715, 53)
+DEFAULT_GENERATED = 4_143_881
+# Shortest witness of each goal: the controller move and the reorder reassignment (nothing to add,
+# so it completes in the event that starts it) are in the overlapping run from the settled cluster.
+DEFAULT_GOALS = {"ControllerFailsOver": 2, "TopicDeleted": 11, "ReassignmentCompletes": 2,
                  "ControlledShutdownMovesLeadership": 5}
-ONE_PERTURBATION_COUNTS = (209_531, 39)
+# Kafka 2.6's own behaviour, listed in kcm.model.findings and reported, not failed (Findings 8).
+DEFAULT_KNOWN = [("NoShuttingDownJoinsIsr", 14)]
+ONE_PERTURBATION_COUNTS = (218_028, 39)  # with reorder targets
 NEED_TWO_PERTURBATIONS = {
     ("replica", "ReplicaDeletionIneligible", "OnlineReplica"),
     ("replica", "NewReplica", "OfflineReplica"),

@@ -18,6 +18,7 @@ from tests.model.test_default_preset import (
     DEFAULT_COUNTS,
     DEFAULT_GENERATED,
     DEFAULT_GOALS,
+    DEFAULT_KNOWN,
     KNOWN_INVALID_REQUESTS,
 )
 from tests.spark.conftest import signature
@@ -112,7 +113,7 @@ def test_kafka_tiny_matches_the_sequential_explorer(spark, symmetry):
 
 @pytest.mark.slow
 def test_kafka_default_matches_the_sequential_explorer(spark):
-    """The CI gate's preset, whole (704,685 states, its cold-start run and both overlapping runs),
+    """The CI gate's preset, whole (962,715 states, its cold-start run and its overlapping runs),
     on Spark: the sequential explorer's verdict, counts, depth, goals and coverage, as pinned in
     tests/model/test_default_preset.py (running both engines here would double the minutes)."""
     result = explore_spark(spark, ModelSpec.kafka(load_preset("default")), SparkOptions(partitions=2))
@@ -122,6 +123,20 @@ def test_kafka_default_matches_the_sequential_explorer(spark):
     assert {name: g.trace_length for name, g in result.goals.items()} == DEFAULT_GOALS
     assert result.coverage.untaken == ()
     assert set(result.coverage.outside_universe) == KNOWN_INVALID_REQUESTS
+    assert [(v.name, v.trace_length) for v in result.known_violations] == DEFAULT_KNOWN
+
+
+def test_kafka_known_violations_match_the_sequential_explorer(spark):
+    """A listed Kafka 2.6 violation (kcm.model.findings) is recorded with its shortest trace and
+    does not stop the run or fail the verdict, on Spark as sequentially."""
+    from kcm.model.config import ModelConfig
+    cfg = ModelConfig.from_mapping({"brokers": 2, "replication_factor": 2, "max_broker_crashes": 0,
+                                    "max_session_expiries": 0, "max_controlled_shutdowns": 1})
+    sequential, distributed = both(spark, ModelSpec.kafka(cfg))
+    assert signature(distributed) == signature(sequential)
+    assert distributed.verdict == sequential.verdict == "pass"
+    assert ([(v.name, v.trace_length) for v in distributed.known_violations]
+            == [(v.name, v.trace_length) for v in sequential.known_violations] == [("NoShuttingDownJoinsIsr", 14)])
 
 
 # ---- the visited set stays where it is ---------------------------------------------------------------
