@@ -116,6 +116,19 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
                      f"lasso: {v.loop} steps, then a cycle of {v.trace_length - v.loop} back to state {v.loop}")
             console.print(f"  counterexample for {v.name}: {paths['text']} ({shape}), "
                           f"ITF {paths['itf']}, diagram {paths['dot']}, replay {paths.get('replay')}")
+        for v in result.known_violations:
+            # Kafka 2.6's own behaviour (kcm.model.findings): written beside the others so that a
+            # reviewer can read and replay it; it does not fail the verdict.
+            if v.trace is None:
+                continue
+            paths = write_counterexample(model, v.trace, out, invariant=v.name, kind=v.kind, stem=f"known_{v.name}",
+                                         config={"preset": name, **config_fields(cfg)},
+                                         model_factory=MODEL_FACTORY,
+                                         model_args={"symmetry": symmetry, **config_fields(cfg)},
+                                         source=f"kcm explore {name}",
+                                         description=f"known Kafka 2.6 behaviour ({result.known_reasons.get(v.name, '')})")
+            files[f"known {v.name}"] = str(paths["itf"])
+            console.print(f"  known 2.6 behaviour {v.name}: {paths['text']} ({v.trace_length} steps)")
         for k in live.known if live is not None else ():
             paths = write_counterexample(model, k.trace, out, invariant=f"known {k.known}", kind="liveness",
                                          stem=f"known_{k.known}", config={"preset": name, **config_fields(cfg)},
