@@ -59,6 +59,7 @@ Spark figures per level (`LevelFigures`, in `result.extra["spark"]["levels"]` an
 from __future__ import annotations
 
 import itertools
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -180,6 +181,21 @@ def _min(a: tuple | None, b: tuple) -> tuple:
     return b if a is None or b < a else a
 
 
+#: The exceptions that say what is wrong with a file Spark failed to read, most telling first.
+_CAUSES = re.compile(r"(?:\w+\.)*((?:ChecksumException|EOFException|UnpicklingError|PickleException|EOFError|"
+                     r"IOException)\b:?[^\n]*)")
+
+
+def _cause(exc: BaseException) -> str:
+    """One line out of a py4j error's Java and Python stack traces: the exception that names the
+    damage (a checksum error, a file cut short, bytes that are not a pickle)."""
+    text = str(exc)
+    found = _CAUSES.search(text)
+    line = found.group(1) if found else next((x.strip() for x in text.splitlines() if x.strip()),
+                                              type(exc).__name__)
+    return line.strip()[:160]
+
+
 class _SparkExplorer:
     """One run: the driver's counters, the level RDD, and the decisions."""
 
@@ -288,7 +304,7 @@ class _SparkExplorer:
         path = snapshots.latest_snapshot(self.sc, root)
         if path is None:
             raise UsageError(f"no complete snapshot in '{root}' to resume from")
-        state, records = snapshots.load_snapshot(self.sc, path)
+        state, records = self._read_snapshot(path)
         if state.spec != self.spec or state.options_key != self.options_key():
             raise UsageError(f"the snapshot in '{path}' was written for another model or other "
                              "options (symmetry, properties, stop on violation, table coverage)")
@@ -316,6 +332,27 @@ class _SparkExplorer:
                 self.reason = "max_depth"
                 return
             self._expand_level()
+
+    def _read_snapshot(self, path: str):
+        """The snapshot at `path`, read in full now: a corrupt one (a garbage or truncated part
+        file, with or without its `.crc`) is one `UsageError` line before the search starts, not
+        a failed job later. Spark's own logging is off meanwhile: a failed read logs each task's
+        Java and Python stack traces, which say nothing more than the line does."""
+        try:
+            level = str(self.sc._jvm.org.apache.logging.log4j.LogManager.getRootLogger().getLevel())
+        except Exception:  # noqa: BLE001 - another logging backend: Spark's default is WARN here
+            level = "WARN"
+        self.sc.setLogLevel("OFF")
+        try:
+            state, records = snapshots.load_snapshot(self.sc, path)
+            records.persist(StorageLevel.MEMORY_AND_DISK)
+            records.count()
+        except Exception as exc:  # noqa: BLE001 - py4j and Spark errors share no base class worth naming
+            # Spark's log stays off: the job's other tasks are still failing, and each would log.
+            raise UsageError(f"--resume: the snapshot in '{path}' cannot be read ({_cause(exc)}); "
+                             "remove that level folder to resume from the one before, or start again") from None
+        self.sc.setLogLevel(level)
+        return state, records
 
     def _adopt(self, rdd) -> None:
         rdd.persist(StorageLevel.MEMORY_AND_DISK)

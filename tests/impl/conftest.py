@@ -16,6 +16,7 @@ see each other's znodes. Two helpers hide the one real difference, asynchrony:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -63,14 +64,14 @@ def _answers_ruok(port: int) -> bool:
         return False
 
 
-@pytest.fixture(scope="session")
-def zookeeper_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A standalone ZooKeeper on loopback for the whole test session; yields 'host:port'."""
+@contextlib.contextmanager
+def running_zookeeper(work: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+    """A standalone ZooKeeper on loopback with its data under `work`; yields ('host:port', process).
+    It is killed at the end if still running."""
     java = shutil.which("java") or "/usr/bin/java"
     if not ZOOKEEPER_JAR.exists() or not os.access(java, os.X_OK):
         pytest.fail(f"ZooKeeper is not installed ({ZOOKEEPER_JAR} or java missing): install the Debian "
                     "package `zookeeper` (`make test` does it through scripts/sysdeps.sh)", pytrace=False)
-    work = tmp_path_factory.mktemp("zookeeper")
     port = free_port()
     config = work / "zoo.cfg"
     config.write_text(f"tickTime=500\ndataDir={work / 'data'}\nclientPort={port}\nclientPortAddress=127.0.0.1\n"
@@ -88,7 +89,7 @@ def zookeeper_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 pytest.fail(f"ZooKeeper did not start on 127.0.0.1:{port} (exit {process.poll()}); log:\n{tail}",
                             pytrace=False)
             time.sleep(0.05)
-        yield f"127.0.0.1:{port}"
+        yield f"127.0.0.1:{port}", process
     finally:
         try:
             os.killpg(process.pid, signal.SIGTERM)
@@ -100,6 +101,22 @@ def zookeeper_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 pass
             process.wait()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def zookeeper_hosts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A standalone ZooKeeper on loopback for the whole test session; yields 'host:port'."""
+    with running_zookeeper(tmp_path_factory.mktemp("zookeeper")) as (hosts, _):
+        yield hosts
+
+
+@pytest.fixture
+def own_zookeeper(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+    """A ZooKeeper of the test's own, which it may kill; yields ('host:port', process)."""
+    work = tmp_path / "own-zookeeper"
+    work.mkdir()
+    with running_zookeeper(work) as running:
+        yield running
 
 
 class Recorder:
