@@ -20,6 +20,7 @@ from pathlib import Path
 from rich.console import Console
 
 from kcm import config
+from kcm.checker import html_report
 from kcm.checker.bfs import explore
 from kcm.checker.result import CheckResult
 from kcm.checker.traces import write_counterexample
@@ -90,15 +91,47 @@ def check_outputs(out: Path, json_file: Path | None, junit_file: Path | None) ->
 
 
 def write_reports(doc: dict, result: CheckResult | None, proofs, *, name: str, out: Path,
-                  json_file: Path | None, junit_file: Path | None) -> tuple[Path, Path]:
-    """The JSON report and JUnit XML (default OUT/report.json, OUT/junit.xml); returns their paths."""
+                  json_file: Path | None, junit_file: Path | None, cfg: ModelConfig | None = None,
+                  trace_files: dict[str, str] | None = None) -> tuple[Path, Path]:
+    """The JSON report and JUnit XML (default OUT/report.json, OUT/junit.xml), and the reviewer's
+    page `report.html` beside the JSON report; returns the JSON and JUnit paths."""
     from kcm.checker import report
 
     json_path, junit_path = json_file or out / "report.json", junit_file or out / "junit.xml"
     write_or_fail(lambda: report.write_json(doc, json_path), json_path, "--json" if json_file else "--out")
     write_or_fail(lambda: report.write_junit(report.junit(result, proofs, preset=name), junit_path), junit_path,
                   "--junit" if junit_file else "--out")
+    if cfg is not None:
+        html_path = json_path.parent / "report.html"
+        write_or_fail(lambda: html_report.write(html_path, reviewer_page(doc, result, cfg, trace_files or {})),
+                      html_path, "--json" if json_file else "--out")
     return json_path, junit_path
+
+
+def reviewer_page(doc: dict, result: CheckResult | None, cfg: ModelConfig, trace_files: dict[str, str]) -> str:
+    """`report.html` for one run (`kcm.checker.html_report`)."""
+    from kcm.checker.itf import read_itf
+    from kcm.model.properties import Sometimes
+
+    model = KafkaModel(cfg)
+    checked = set(result.checked) if result is not None else set()
+    properties = {p.name: (getattr(p, "kind", "safety"), p.doc) for p in model.properties()
+                  if p.name in checked and not isinstance(p, Sometimes)}
+    if "deadlock" in checked:
+        properties["deadlock"] = ("deadlock", "every state without successors is a legal (quiescent) end state")
+    traces = {}
+    for prop, path in trace_files.items():
+        try:
+            traces[prop] = read_itf(path)
+        except Exception:  # noqa: BLE001 - the page shows what it can; the ITF file is named in report.json
+            continue
+    known = (getattr(result, "known_violations", None) or doc.get("known_violations") or ()) if result else ()
+    raw = getattr(result.coverage, "edge_counts", None) if result is not None else None
+    counts = {tuple(str(x) for x in edge): n for edge, n in (raw or {}).items() if isinstance(edge, tuple)}
+    return html_report.report_page(doc, properties=properties, config={"preset": doc.get("preset"),
+                                                                       **config_fields(cfg)},
+                                   traces=traces, complete=bool(result is not None and result.complete),
+                                   edge_counts=counts, known=known)
 
 
 def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: bool = True,

@@ -82,7 +82,7 @@ def command(preset, config_file, variant, out, diagram_dir, json_file, junit_fil
     doc = report.build(result, proof_results, preset=name, variant=cfg.variant, trace_files=files,
                        duration_s=time.perf_counter() - started)
     json_path, junit_path = write_reports(doc, result, proof_results, name=name, out=out, json_file=json_file,
-                                          junit_file=junit_file)
+                                          junit_file=junit_file, cfg=cfg, trace_files=files)
     verdict = doc["verdict"]
     colour = {"pass": "green", "violation": "red"}.get(verdict, "yellow")
     console.print(f"[bold {colour}]{verdict.upper()}[/bold {colour}] · reports in {json_path}"

@@ -46,6 +46,8 @@ def test_check_passes_on_tiny_and_writes_its_reports(tmp_path, capsys) -> None:
     junit = ET.parse(tmp_path / "junit.xml").getroot()
     assert {s.get("name") for s in junit} == {"properties", "goals", "coverage", "proofs"}
     assert junit.find("testsuite[@name='coverage']/testcase/failure") is not None  # tiny leaves edges untaken
+    page = (tmp_path / "report.html").read_text()   # the reviewer's page, beside report.json
+    assert "PASS" in page and "Proofs of the election rules" in page and page.count("<svg") == 2
 
 
 def test_check_on_a_variant_exits_1_with_its_counterexample(tmp_path, capsys) -> None:

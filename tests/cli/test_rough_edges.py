@@ -98,6 +98,7 @@ def test_sigterm_during_explore_ends_like_ctrl_c(tmp_path) -> None:
     assert "Traceback" not in err and "Model checking is incomplete (interrupted)" in out
     assert json.loads((tmp_path / "report.json").read_text())["verdict"] == "incomplete"
     assert ET.parse(tmp_path / "junit.xml").getroot().tag == "testsuites"
+    assert "not reached (incomplete)" in (tmp_path / "report.html").read_text()
 
 
 def test_variants_table_keeps_every_invariant_name_whole_at_80_columns() -> None:
