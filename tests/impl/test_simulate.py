@@ -170,3 +170,18 @@ def test_zookeeper_killed_during_a_simulation_ends_the_run_with_one_line(tmp_pat
     assert run.returncode in (2, 3), (out, err)
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("kcm: error: ") and "Traceback" not in err, err
+
+
+def test_the_first_ctrl_c_ends_a_simulation_at_once(tmp_path):
+    """Ctrl-C during a long step (here a sleep; a ZooKeeper that stopped answering looks the same
+    to the main thread) ends the run at once: incomplete, exit 3, one line."""
+    scenario = tmp_path / "slow.toml"
+    scenario.write_text('brokers = 1\n[[step]]\ndo = "start"\n[[step]]\ndo = "sleep"\nseconds = 300\n')
+    run = subprocess.Popen([sys.executable, "-m", "kcm.cli", "simulate", "--scenario", str(scenario), "--brief"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    while "2. sleep" not in (line := run.stdout.readline()):
+        assert line, "the run never reached the sleep step"
+    run.send_signal(signal.SIGINT)
+    out, err = run.communicate(timeout=60)   # far less than the 300 s sleep
+    assert run.returncode == 3, (out, err)
+    assert err.strip() == "kcm: error: interrupted"
