@@ -241,6 +241,8 @@ def report_page(doc: Mapping[str, Any], *, properties: Mapping[str, tuple[str, s
             v = violated[name]
             outcome = (f'<td class="known">violated after {v["trace_length"]} steps: a known Kafka 2.6 behaviour</td>'
                        if name in known_names else f'<td class="bad">violated after {v["trace_length"]} steps</td>')
+        elif name in known_names:
+            outcome = '<td class="known">violated: a known Kafka 2.6 behaviour (listed below)</td>'
         elif complete or verdict == "pass":
             outcome = '<td class="ok">holds</td>'
         else:
@@ -310,6 +312,12 @@ def _known_name(entry: Any) -> str:
 
 
 def _known_text(entry: Any) -> str:
+    """A known Kafka 2.6 violation in one line, from the report's `known_violations` entries
+    (`invariant`, `kind`, `trace_length`, `finding`) or anything with a name."""
+    if isinstance(entry, Mapping) and "invariant" in entry:
+        steps = f", after {entry['trace_length']} steps" if entry.get("trace_length") is not None else ""
+        finding = f": {entry['finding']}" if entry.get("finding") else ""
+        return f"{entry['invariant']} ({entry.get('kind', 'safety')}{steps}){finding}"
     if isinstance(entry, Mapping):
         name = _known_name(entry)
         rest = "; ".join(f"{k}: {v}" for k, v in entry.items() if k not in ("invariant", "name", "property"))

@@ -85,6 +85,6 @@ def command(preset, config_file, variant, out, diagram_dir, json_file, junit_fil
                                           junit_file=junit_file, cfg=cfg, trace_files=files)
     verdict = doc["verdict"]
     colour = {"pass": "green", "violation": "red"}.get(verdict, "yellow")
-    console.print(f"[bold {colour}]{verdict.upper()}[/bold {colour}] · reports in {json_path}"
-                  f" and {junit_path} · {time.perf_counter() - started:.1f} s")
+    console.print(f"[bold {colour}]{verdict.upper()}[/bold {colour}] · reports in {json_path}, {junit_path}"
+                  f" and {json_path.parent / 'report.html'} · {time.perf_counter() - started:.1f} s")
     return {"pass": EXIT_PASS, "violation": EXIT_VIOLATION}.get(verdict, EXIT_INCOMPLETE)

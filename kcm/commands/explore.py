@@ -61,5 +61,6 @@ def command(preset, config_file, variant, invariants, symmetry, max_depth, out, 
     doc = report.build(result, [], preset=name, variant=cfg.variant, trace_files=files)
     json_path, junit_path = write_reports(doc, result, [], name=name, out=out, json_file=json_file,
                                           junit_file=junit_file, cfg=cfg, trace_files=files)
-    console.print(f"{result.verdict.upper()} · reports in {json_path} and {junit_path}")
+    console.print(f"{result.verdict.upper()} · reports in {json_path}, {junit_path} and "
+                  f"{json_path.parent / 'report.html'}")
     return {"pass": EXIT_PASS, "violation": EXIT_VIOLATION}.get(result.verdict, EXIT_INCOMPLETE)

@@ -163,3 +163,20 @@ def test_the_state_machines_carry_how_often_each_edge_was_taken(tmp_path) -> Non
     assert page.count("×</text>") == len(taken) and page.count("UNTAKEN") == coverage.edges_total - len(taken)
     for edge in taken:
         assert f"{coverage.edge_counts[edge]:,}×" in page
+
+
+def test_known_kafka_behaviours_are_listed_as_such() -> None:
+    """A report that carries known 2.6 violations (`known_violations`) shows them as known, not as
+    failures; one without the field shows no such section."""
+    from kcm.checker.html_report import report_page
+
+    doc = {"verdict": "pass", "preset": "p", "violations": [], "goals": {}, "coverage": {}, "proofs": [],
+           "known_violations": [{"invariant": "SomeInvariant", "kind": "safety", "trace_length": 7,
+                                 "finding": "Findings 9: Kafka 2.6 does this"}]}
+    props = {"SomeInvariant": ("safety", "says something"), "Other": ("safety", "says more")}
+    page = report_page(doc, properties=props, config={}, traces={}, complete=True, known=doc["known_violations"])
+    assert "Known Kafka 2.6 behaviours" in page
+    assert "SomeInvariant (safety, after 7 steps): Findings 9: Kafka 2.6 does this" in page
+    assert page.count("a known Kafka 2.6 behaviour") == 1 and page.count('<td class="ok">holds</td>') == 1
+    plain = report_page({**doc, "known_violations": []}, properties=props, config={}, traces={}, complete=True)
+    assert "Known Kafka 2.6 behaviours" not in plain and plain.count('<td class="ok">holds</td>') == 2
