@@ -277,3 +277,19 @@ def test_the_implementation_settles_where_each_overlapping_run_starts() -> None:
 def test_the_default_preset_fuzzes_clean_with_its_overlapping_runs() -> None:
     result = fuzz(load_preset("default"), examples=40, steps=40, seed=3)
     assert result.ok, result.failure and result.failure.details
+
+
+def test_a_python_error_inside_a_controller_handler_fails_the_fuzz_run(monkeypatch):
+    """A TypeError in an event handler is a bug of the implementation: the controller no longer
+    logs and drops it as it does Kafka's own errors (`kcm.impl.kafka_exception`), so the fuzzer
+    reports it."""
+    from kcm.impl import controller_events as ev
+    from kcm.impl.kafka_controller import KafkaController
+
+    def broken(self, event):
+        raise TypeError("a bug in the handler")
+
+    monkeypatch.setitem(KafkaController._handlers, ev.BrokerChange, broken)
+    failure = fuzz(RF1, examples=100, steps=20, seed=0).failure
+    assert failure is not None and failure.kind == "refinement"
+    assert failure.details[0] == "the implementation raised TypeError: a bug in the handler"
