@@ -223,9 +223,12 @@ def report_page(doc: Mapping[str, Any], *, properties: Mapping[str, tuple[str, s
             f'</b>{" · variant " + _esc(variant) if variant else ""} · engine {_esc(str(doc.get("engine")))} · '
             f'Kafka {_esc(str(doc.get("kafka_version")))} · kcm {_esc(str(doc.get("kcm_version")))}')
     parts = [f"<p>{head}</p>"]
+    extent = ("The whole reachable state space was explored." if complete else
+              "The search stopped before the state space was complete: an absence of violations means "
+              "nothing beyond the explored part.")
     parts.append(f'<p>{doc.get("distinct_states", 0):,} distinct states, {doc.get("generated_states", 0):,} '
                  f'generated, depth {doc.get("depth", 0)}, symmetry {"on" if doc.get("symmetry") else "off"}, '
-                 f'{doc.get("duration_s", 0)} s. {"The whole reachable state space was explored." if complete else "The search stopped before the state space was complete: an absence of violations means nothing beyond the explored part."}</p>')
+                 f'{doc.get("duration_s", 0)} s. {extent}</p>')
     # Counterexamples come first: they are what a reviewer opens the page for.
     if traces:
         parts.append("<h2>Counterexamples</h2>")
@@ -271,7 +274,8 @@ def report_page(doc: Mapping[str, Any], *, properties: Mapping[str, tuple[str, s
         proved = sum(p["result"] == "proved" for p in doc["proofs"])
         failed = "".join(f'<br><span class="bad">{_esc(p["result"])}: {_esc(p["property"])} [{p["brokers"]} brokers]'
                          f"</span>" for p in doc["proofs"] if p["result"] != "proved")
-        parts.append(f"<h2>Proofs of the election rules</h2><p>{proved} of {len(doc['proofs'])} proved (Z3).{failed}</p>")
+        parts.append(f"<h2>Proofs of the election rules</h2><p>{proved} of {len(doc['proofs'])} proved (Z3)."
+                     f"{failed}</p>")
     # Config, one field a row.
     parts.append("<h2>Config</h2><table><tr><th>field</th><th>value</th></tr>"
                  + "".join(f"<tr><td class=mono>{_esc(k)}</td><td class=mono>{_esc(str(v))}</td></tr>"

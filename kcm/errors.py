@@ -63,7 +63,8 @@ def check_writable_file(path: Path | None, option: str) -> None:
     try:
         check_writable_dir(Path(path).absolute().parent, option)
     except UsageError as exc:  # name the file the user gave, not its folder
-        raise UsageError(str(exc).replace(f"{option} {Path(path).absolute().parent}:", f"{option} {path}:", 1)) from None
+        folder = f"{option} {Path(path).absolute().parent}:"
+        raise UsageError(str(exc).replace(folder, f"{option} {path}:", 1)) from None
 
 
 def write_or_fail(write, path: Path, option: str):
