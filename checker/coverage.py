@@ -53,9 +53,8 @@ class Coverage:
     untaken: tuple[Hashable, ...] = ()
     #: Edges taken that the universe does not list.
     outside_universe: tuple[Hashable, ...] = ()
-    #: How many generated transitions took each edge, where the engine counts them (the sequential
-    #: explorer does; Spark keeps the set only). Not part of equality: engines agree on what was
-    #: taken, not on whether they counted.
+    #: How many generated transitions took each edge (both explorers count them). Not part of
+    #: equality: a run resumed from an older snapshot may have counted less.
     edge_counts: Mapping[Hashable, int] = field(default_factory=dict, compare=False)
 
     @property

@@ -59,6 +59,7 @@ Spark figures per level (`LevelFigures`, in `result.extra["spark"]["levels"]` an
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 import re
 import time
 import uuid
@@ -226,7 +227,7 @@ class _SparkExplorer:
         self.evaluations: dict[str, int] = {}
         self.new_states: dict[str, int] = {}
         self.first_seen: dict[str, tuple] = {}
-        self.edges: set = set()
+        self.edges: Counter = Counter()   # table edge -> transitions that took it
         self.witnesses: dict[str, tuple] = {}
         self.violations: list[tuple] = []
         self.levels: list[dict] = []
@@ -314,7 +315,7 @@ class _SparkExplorer:
         self.frontier_sizes = list(state.frontier_sizes)
         self.outdegrees, self.evaluations = dict(state.outdegrees), dict(state.evaluations)
         self.new_states, self.first_seen = dict(state.new_states), dict(state.first_seen)
-        self.edges, self.witnesses = set(state.edges), dict(state.witnesses)
+        self.edges, self.witnesses = Counter(state.edges), dict(state.witnesses)
         self.violations, self.levels = list(state.violations), list(state.levels)
         self.always = tuple(p for p in self.always if p.name in state.active_always)
         self.steps = tuple(p for p in self.steps if p.name in state.active_steps)
@@ -455,7 +456,7 @@ class _SparkExplorer:
                 self.evaluations[name] = self.evaluations.get(name, 0) + count
             for name, key in e.first_seen.items():
                 level_first[name] = _min(level_first.get(name), key)
-            self.edges |= e.edges
+            self.edges.update(e.edges)
             for name, key in e.step_events.items():
                 step_events[name] = _min(step_events.get(name), key)
             for name, key in e.goal_events.items():
@@ -517,7 +518,7 @@ class _SparkExplorer:
             distinct=self.distinct, frontier_sizes=list(self.frontier_sizes),
             outdegrees=dict(self.outdegrees), evaluations=dict(self.evaluations),
             new_states=dict(self.new_states), first_seen=dict(self.first_seen),
-            edges=set(self.edges), witnesses=dict(self.witnesses),
+            edges=Counter(self.edges), witnesses=dict(self.witnesses),
             violations=list(self.violations), active_always=tuple(p.name for p in self.always),
             active_steps=tuple(p.name for p in self.steps), check_deadlock=self.check_deadlock,
             levels=list(self.levels), elapsed_s=self.elapsed_before + self.clock.now() - self.clock.start)

@@ -103,6 +103,9 @@ def test_kafka_tiny_matches_the_sequential_explorer(spark, symmetry):
     sequential, distributed = both(spark, spec)
     assert signature(distributed) == signature(sequential)
     assert distributed.stats.distinct > 1000  # the preset is not trivially small
+    # How often each table edge was taken (report.html draws it): the same count on both engines.
+    assert distributed.coverage.edge_counts == sequential.coverage.edge_counts
+    assert sum(sequential.coverage.edge_counts.values()) > len(sequential.coverage.edge_counts)
 
 
 @pytest.mark.slow
@@ -115,6 +118,7 @@ def test_kafka_default_matches_the_sequential_explorer_to_a_fixed_depth(spark, d
     spec = ModelSpec.kafka(load_preset("default"))
     distributed = explore_spark(spark, spec, SparkOptions(partitions=2, checkpoint_every=3, max_depth=DEFAULT_DEPTH))
     assert signature(distributed) == signature(default_to_depth)
+    assert distributed.coverage.edge_counts == default_to_depth.coverage.edge_counts
     assert distributed.verdict == "incomplete" and distributed.reason == "max_depth"
     assert len(distributed.stats.frontier_sizes) == DEFAULT_DEPTH + 1
     assert sum(g.met for g in distributed.goals.values()) >= 3   # failover, shutdown, reassignment
