@@ -53,8 +53,16 @@ def _terminate_like_interrupt(signum, frame) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns (and, as a console script, exits with) the exit code."""
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _terminate_like_interrupt)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate_like_interrupt) if main_thread else None
+    try:
+        return _main(argv)
+    finally:
+        if main_thread:   # as it was: main() also runs inside other programs (the tests)
+            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         result = cli.main(args=argv, prog_name="kcm", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:  # `kcm` alone: show the help, as a usage error

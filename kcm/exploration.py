@@ -277,8 +277,10 @@ def _plain_interrupts():
     try:
         yield
     finally:
-        if main:
-            signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+        if main:   # never back to PySpark's handler: it would outlive its SparkContext
+            pyspark = getattr(previous, "__module__", "") or ""
+            keep = previous is not None and not pyspark.startswith("pyspark")
+            signal.signal(signal.SIGINT, previous if keep else signal.default_int_handler)
         logging.getLogger().removeFilter(noise)
 
 
