@@ -34,12 +34,13 @@ $(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed
 	$(BIN)/pip install -q -e '.[dev]' 2> >(grep -v "^WARNING: Location" >&2)
 	touch $@
 
-# graphviz's `dot` renders the diagrams; ZooKeeper runs the implementation's integration tests.
+# graphviz's `dot` renders the diagrams; ZooKeeper runs the implementation's integration tests;
+# headless Chromium opens report.html in the tests.
 sysdeps-run:
 	@bash scripts/sysdeps.sh graphviz
 
 sysdeps:
-	@bash scripts/sysdeps.sh graphviz zookeeper
+	@bash scripts/sysdeps.sh graphviz zookeeper chromium
 
 clean:
 	rm -rf $(VENV) kcm-out .pytest_cache .hypothesis

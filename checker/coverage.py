@@ -14,6 +14,7 @@ ones in universe order, plus any edge taken outside the universe (a model bug wo
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -52,6 +53,9 @@ class Coverage:
     untaken: tuple[Hashable, ...] = ()
     #: Edges taken that the universe does not list.
     outside_universe: tuple[Hashable, ...] = ()
+    #: How many generated transitions took each edge (both explorers count them). Not part of
+    #: equality: a run resumed from an older snapshot may have counted less.
+    edge_counts: Mapping[Hashable, int] = field(default_factory=dict, compare=False)
 
     @property
     def unproductive(self) -> tuple[str, ...]:
@@ -93,7 +97,8 @@ def build_coverage(
     outside = tuple(sorted((e for e in taken_set if e not in in_universe), key=format_edge))
     ordered = tuple(e for e in universe if e in taken_set) + outside
     untaken = tuple(e for e in universe if e not in taken_set)
-    return Coverage(actions, never, ordered, len(universe), untaken, outside)
+    counts = dict(taken) if isinstance(taken, Counter) else {}
+    return Coverage(actions, never, ordered, len(universe), untaken, outside, counts)
 
 
 @dataclass
@@ -103,7 +108,8 @@ class CoverageCounters:
 
     evaluations: dict = field(default_factory=dict)
     new_states: dict = field(default_factory=dict)
-    edges: set = field(default_factory=set)
+    #: Table edge -> how many generated transitions took it (`update` counts, as a set merges).
+    edges: Counter = field(default_factory=Counter)
 
     def named(self, name_of) -> tuple[dict[str, int], dict[str, int]]:
         evals: dict[str, int] = {}

@@ -115,6 +115,29 @@ class CheckResult:
         for v in self.known_violations:
             lines.append(f"  known 2.6 behaviour: {v.kind} '{v.name}' violated, after {v.trace_length} steps"
                          f" ({self.known_reasons.get(v.name, 'listed as known')})")
+        if self.verdict == PASS and self.checked:
+            lines.append(f"  {len(self.checked)} properties held: {', '.join(self.checked)}")
+        elif self.checked:
+            violated = {v.name for v in self.violations}
+            held = [name for name in self.checked if name not in violated]
+            if held:
+                lines.append(f"  {len(held)} properties not violated"
+                             f"{'' if self.complete else ' in the explored part'}: " + ", ".join(held))
         for g in self.goals.values():
-            lines.append(f"  goal '{g.name}': " + (f"met in {g.trace_length} steps" if g.met else "not met"))
-        return lines + self.stats.summary_lines()
+            lines.append(f"  goal '{g.name}': " + goal_outcome(g, self.complete))
+        return lines + self.stats.summary_lines(complete=self.complete)
+
+    @property
+    def complete(self) -> bool:
+        """Whether the whole reachable state space was explored (no bound, no interruption, and no
+        violation that stopped the search early)."""
+        return self.verdict == PASS or (self.verdict == VIOLATION and not self.reason
+                                        and self.stats.queue == 0)
+
+
+def goal_outcome(goal: Goal, complete: bool) -> str:
+    """A goal's outcome in words: a goal not met by a partial run was not *reached*, which says
+    nothing about whether the model can reach it."""
+    if goal.met:
+        return f"met in {goal.trace_length} steps"
+    return "not met" if complete else "not reached (incomplete)"

@@ -78,18 +78,22 @@ class Stats:
     def collision_probability(self) -> float:
         return collision_probability(self.distinct, self.generated)
 
-    def summary_lines(self) -> list[str]:
-        """TLC's closing lines, with the estimate adapted to 128-bit fingerprints."""
+    def summary_lines(self, complete: bool = True) -> list[str]:
+        """TLC's closing lines, with the estimate adapted to 128-bit fingerprints. TLC says "the
+        complete state graph" only when the search covered it; a search cut short (a bound, an
+        interruption, a violation) says how deep it got instead. The run's duration is printed
+        once, by the caller ("Explored in")."""
         o = self.outdegree
+        graph = "the complete state graph" if complete else "the explored part of the state graph"
         return [
             f"{self.generated:,} states generated, {self.distinct:,} distinct states found, "
             f"{self.queue:,} states left on queue.",
-            f"The depth of the complete state graph search is {self.depth}.",
-            f"The average outdegree of the complete state graph is {o.mean:.2f} (minimum is "
+            (f"The depth of the complete state graph search is {self.depth}." if complete else
+             f"The search stopped at depth {self.depth}, before the state graph was complete."),
+            f"The average outdegree of {graph} is {o.mean:.2f} (minimum is "
             f"{o.minimum}, the maximum {o.maximum} and the 95th percentile is {o.p95}).",
             "Estimate of the probability that a fingerprint collision hid a state (128-bit, "
             f"n*(g-n)/2^128): {self.collision_probability:.1E}",
-            f"Finished in {self.duration_s:.2f} s.",
         ]
 
 

@@ -24,6 +24,7 @@ from collections import deque
 from typing import Protocol
 
 from kcm.impl.controller_events import ControllerEvent, ShutdownEventThread
+from kcm.impl.kafka_exception import KafkaException
 from kcm.impl.logs import get_logger
 
 log = get_logger(__name__)
@@ -75,6 +76,8 @@ class ControllerEventManager:
         self._lock = threading.Condition()
         self._queue: deque[QueuedEvent] = deque()
         self._thread: threading.Thread | None = None
+        #: A Python error (a bug here, not a Kafka error) that stopped the event thread; the run fails on it.
+        self.failure: BaseException | None = None
         self._running = False
         self._busy = False
         self._dead = False
@@ -197,8 +200,12 @@ class ControllerEventManager:
                     self.current = queued.event
                 try:
                     queued.process(self._processor)
-                except Exception:  # KafkaController.process logs its own errors; this is a last resort
+                except KafkaException:  # KafkaController.process logs its own errors; this is a last resort
                     log.exception("uncaught error processing %s", queued.event)
+                except Exception as error:  # a bug of this implementation: the thread stops, the run fails
+                    log.exception("implementation bug processing %s", queued.event)
+                    self.failure = error
+                    return
                 finally:
                     with self._lock:
                         self._busy = False

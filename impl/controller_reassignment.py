@@ -30,6 +30,7 @@ from kcm.impl.controller_context import (
     target_replicas,
 )
 from kcm.impl.controller_zk_handlers import PartitionReassignmentIsrChangeHandler
+from kcm.impl.kafka_exception import KafkaException
 from kcm.impl.kafka_zk_client import ControllerMovedException
 from kcm.impl.logs import get_logger
 from kcm.impl.partition_state_machine import PartitionLeaderElectionStrategy as Strategy
@@ -81,7 +82,7 @@ class ReassignmentMixin:
                 started.add(tp)
             except ControllerMovedException:
                 raise
-            except Exception as error:
+            except KafkaException as error:
                 log.error("Error completing reassignment of partition %s: %r", tp, error)
                 failed.add(tp)   # UNKNOWN_SERVER_ERROR
         if failed:
@@ -266,5 +267,5 @@ class ReassignmentMixin:
             zk.set_or_create_partition_reassignment(remaining, self.context.epoch_zk_version)
 
 
-class IllegalReassignmentState(Exception):
+class IllegalReassignmentState(KafkaException):
     """Kafka's IllegalStateException / StateChangeFailedException from the reassignment steps."""

@@ -53,3 +53,15 @@ class KafkaConfig:
     request_send_backoff_ms: int = 100
     flags: Flags = field(default_factory=Flags)
     alignment: ModelAlignment = field(default_factory=ModelAlignment)
+
+    def __post_init__(self) -> None:
+        # A setting that is accepted and never read would promise a behaviour that is not there:
+        # these two keep Kafka's names and defaults but are refused until something reads them.
+        for name, default in _NOT_READ_YET.items():
+            if getattr(self, name) != default:
+                raise ValueError(f"KafkaConfig field `{name}` does nothing yet (the implementation never reads it); "
+                                 f"leave it at {default!r}")
+
+
+#: Fields that mirror Kafka's settings but that nothing reads yet, with the only value allowed.
+_NOT_READ_YET = {"controlled_shutdown_enable": True, "isr_change_propagation_ms": 2500}

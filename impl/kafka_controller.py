@@ -60,6 +60,7 @@ from kcm.impl.controller_zk_handlers import (
     TopicDeletionHandler,
 )
 from kcm.impl.kafka_config import KafkaConfig
+from kcm.impl.kafka_exception import KafkaException
 from kcm.impl.kafka_scheduler import KafkaScheduler, ManualKafkaScheduler
 from kcm.impl.kafka_zk_client import ControllerMovedException
 from kcm.impl.logs import get_logger
@@ -79,15 +80,15 @@ from kcm.model.states import ReplicaState as R
 log = get_logger(__name__)
 
 
-class StaleBrokerEpochException(Exception):
+class StaleBrokerEpochException(KafkaException):
     pass
 
 
-class BrokerNotAvailableException(Exception):
+class BrokerNotAvailableException(KafkaException):
     pass
 
 
-class NoSuchElementException(Exception):
+class NoSuchElementException(KafkaException):
     """Scala's `None.get` / `Map.apply` on a missing key: Kafka code that assumes the data is there."""
 
 
@@ -224,7 +225,7 @@ class KafkaController(ReassignmentMixin):
                          self.broker_id, event)
                 self._clear_batches()
                 self._maybe_resign()
-        except Exception as error:   # noqa: BLE001 - Kafka's `case e: Throwable => error(...)`
+        except KafkaException as error:   # Kafka's `case e: Throwable => error(...)`, for Kafka's own errors
             log.info("Controller %d: error processing event %s: %r", self.broker_id, event, error)
             self._clear_batches()
 
@@ -253,7 +254,7 @@ class KafkaController(ReassignmentMixin):
             self._on_controller_failover()
         except ControllerMovedException:
             self._maybe_resign()
-        except Exception as error:   # noqa: BLE001 - Kafka's `case t: Throwable => triggerControllerMove()`
+        except KafkaException as error:   # Kafka's `case t: Throwable => triggerControllerMove()`; a Python bug propagates
             log.info("Error while electing or becoming controller on broker %d, triggering controller "
                      "movement: %r", self.broker_id, error)
             self._trigger_controller_move()
@@ -497,7 +498,7 @@ class KafkaController(ReassignmentMixin):
     def _process_controlled_shutdown(self, event: ev.ControlledShutdown) -> None:
         try:
             remaining = self._do_controlled_shutdown(event.id, event.broker_epoch)
-        except Exception as error:   # noqa: BLE001 - Kafka: Try { doControlledShutdown(...) }, answered either way
+        except KafkaException as error:   # Kafka: Try { doControlledShutdown(...) }, answered either way
             # Even a ControllerMovedException goes to the callback only: no resignation here (the
             # controller notices the move through its /controller watch). The requests batched
             # before the failure are dropped, as everywhere else in this implementation.

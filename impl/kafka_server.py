@@ -35,6 +35,7 @@ from kcm.impl.controller_zk_client import ControllerZkClient
 from kcm.impl.kafka_apis import ControlledShutdownCall, FetchRequest, KafkaApis
 from kcm.impl.kafka_config import KafkaConfig
 from kcm.impl.kafka_controller import KafkaController
+from kcm.impl.kafka_exception import KafkaException
 from kcm.impl.logs import get_logger
 from kcm.impl.metadata_cache import MetadataCache
 from kcm.impl.network import BrokerUnavailable, Network
@@ -69,6 +70,8 @@ class KafkaServer:
         self._on_registered = on_registered
         self._broker_info = Broker(broker_id, host, port)
         self.alive = False
+        #: A Python error (a bug here, not a Kafka error) that ended one of this broker's threads.
+        self.failure: BaseException | None = None
         #: The broker believes its ZooKeeper session is alive (it has not noticed an expiry).
         self.zk_session_believed_alive = False
         self.shutdown_state = ControlledShutdownState.NONE
@@ -137,7 +140,16 @@ class KafkaServer:
         self.timeline.append("broker", self.broker_id, detail="session closed")
 
     def _start_thread(self, name: str, target: Callable[[], None]) -> None:
-        thread = threading.Thread(target=target, name=f"broker-{self.broker_id}-{name}", daemon=True)
+        def run() -> None:
+            try:
+                target()
+            except KafkaException:
+                raise
+            except Exception as error:  # a bug of this implementation: recorded, so that the run fails
+                log.exception("broker %d: implementation bug on thread %s", self.broker_id, name)
+                self.failure = error
+
+        thread = threading.Thread(target=run, name=f"broker-{self.broker_id}-{name}", daemon=True)
         self._threads.append(thread)
         thread.start()
 
@@ -250,5 +262,5 @@ class KafkaServer:
             try:
                 manager.maybe_shrink_and_expand_isr()
                 manager.maybe_propagate_isr_changes()
-            except Exception as error:   # a session that just expired: the next round retries
+            except KafkaException as error:   # a session that just expired: the next round retries
                 log.debug("broker %d: ISR maintenance failed: %r", self.broker_id, error)

@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from kcm.impl.kafka_exception import KafkaException
 from kcm.impl.zk.handlers import HandlerRegistry, StateChangeHandler, ZNodeChangeHandler, ZNodeChildChangeHandler
 from kcm.impl.zk.protocol import (
     ANY_VERSION,
@@ -90,7 +91,7 @@ INITIAL_CONTROLLER_EPOCH_ZK_VERSION = 0
 UNKNOWN_VERSION = -2
 
 
-class ControllerMovedException(Exception):
+class ControllerMovedException(KafkaException):
     """Kafka's `ControllerMovedException`: this broker is not (or no longer) the controller."""
 
 

@@ -19,8 +19,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from kcm.impl.kafka_exception import KafkaException
 
-class BrokerUnavailable(Exception):
+
+class BrokerUnavailable(KafkaException):
     """No broker process is listening on this id (it is down, or restarting)."""
 
 

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 
 from kcm.impl.channel_manager import ControllerChannelManager
 from kcm.impl.controller_context import ControllerContext
+from kcm.impl.kafka_exception import KafkaException
 from kcm.impl.requests import (
     LeaderAndIsrPartitionState,
     LeaderAndIsrRequest,
@@ -37,7 +38,7 @@ from kcm.impl.zk_data import LeaderIsrAndControllerEpoch, ReplicaAssignment, Top
 from kcm.model.election import EPOCH_DURING_DELETE, LEADER_DURING_DELETE, NO_EPOCH
 
 
-class IllegalStateException(Exception):
+class IllegalStateException(KafkaException):
     """Kafka's `IllegalStateException` from `newBatch`."""
 
 

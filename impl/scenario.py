@@ -113,6 +113,10 @@ def _validate_step(step: Any, where: str) -> None:
     for key in _REQUIRED.get(action, ()):
         if key not in step:
             raise ScenarioError(f"{where} ({action}): missing field `{key}`")
+    if action == "sleep":
+        seconds = step["seconds"]
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds <= 600:
+            raise ScenarioError(f"{where} (sleep): `seconds` = {seconds!r} must be a number of seconds in 0..600")
 
 
 def describe(step: Mapping[str, Any]) -> str:
@@ -172,18 +176,39 @@ def apply_step(cluster, step: Mapping[str, Any], rng: random.Random, where: str)
     elif action == "create_topic":
         cluster.create_topic(step["topic"], _assignment(cluster, step, where))
     elif action == "delete_topic":
+        _existing_topic(cluster, step["topic"], where)
         cluster.delete_topic(step["topic"])
     elif action == "reassign":
         replicas = tuple(step["replicas"])
         if not replicas or any(not isinstance(r, int) or not 0 <= r < cluster.brokers for r in replicas):
             raise ScenarioError(f"{where}: replicas {list(replicas)} must be broker ids 0..{cluster.brokers - 1}")
-        cluster.reassign(TopicPartition(step["topic"], int(step["partition"])), replicas)
+        cluster.reassign(_existing_partition(cluster, step, where), replicas)
     elif action == "preferred_election":
-        cluster.preferred_election(TopicPartition(step["topic"], int(step["partition"])))
+        cluster.preferred_election(_existing_partition(cluster, step, where))
     elif action == "move_controller":
         cluster.move_controller()
     elif action == "sleep":
         time.sleep(float(step["seconds"]))
+
+
+def _existing_topic(cluster, topic: Any, where: str) -> set[int]:
+    """The partitions of `topic`, which must exist: Kafka's admin tools refuse an operation on a
+    topic that does not exist (`kafka-topics --delete` "Topic ... does not exist";
+    kafka-reassign-partitions "does not exist"), where writing the admin znode would be a
+    silent no-op for the controller, and a scenario that did nothing would pass."""
+    partitions = {tp.partition for tp in cluster.partition_states() if tp.topic == topic}
+    if not partitions:
+        raise ScenarioError(f"{where}: topic {topic!r} does not exist")
+    return partitions
+
+
+def _existing_partition(cluster, step: Mapping[str, Any], where: str) -> TopicPartition:
+    partitions = _existing_topic(cluster, step["topic"], where)
+    partition = step["partition"]
+    if isinstance(partition, bool) or not isinstance(partition, int) or partition not in partitions:
+        raise ScenarioError(f"{where}: topic {step['topic']!r} has no partition {partition!r} "
+                            f"(it has {', '.join(map(str, sorted(partitions)))})")
+    return TopicPartition(step["topic"], partition)
 
 
 def _assignment(cluster, step: Mapping[str, Any], where: str) -> dict[int, tuple[int, ...]]:

@@ -68,6 +68,10 @@ class ZooKeeperView:
         return frozenset()
 
 
+class ImplementationBug(AssertionError):
+    """A Python error on one of the implementation's threads: a bug of kcm.impl, never input."""
+
+
 class ThreadedCluster:
     def __init__(self, brokers: int, *, zookeeper: str = "memory", config: KafkaConfig | None = None,
                  timeline: Timeline | None = None, connect_timeout_s: float = 5.0, session_timeout_s: float = 1.0) -> None:
@@ -82,6 +86,8 @@ class ThreadedCluster:
         self._lock = threading.RLock()
         #: Sessions of crashed brokers that ZooKeeper has not expired yet, by broker id.
         self._pending_expiry: dict[int, threading.Timer] = {}
+        #: The chroot of the run on a real ZooKeeper (None on the embedded one); the caller removes it.
+        self.chroot: str | None = None
         if zookeeper == "memory":
             self.zookeeper = MemoryZooKeeperServer(Delivery.IMMEDIATE)
             self._connect: Callable[[], ZooKeeper] = self.zookeeper.connect
@@ -94,6 +100,7 @@ class ThreadedCluster:
                 root.create(chroot)
             finally:
                 root.close()
+            self.chroot = chroot
             hosts = zookeeper + chroot
             self._connect = lambda: KazooZooKeeper.connect(hosts, timeout=connect_timeout_s,
                                                            session_timeout=max(2.0, session_timeout_s * 4))
@@ -210,8 +217,20 @@ class ThreadedCluster:
 
     # ---- waiting and looking -----------------------------------------------------------------------
 
+    def raise_bugs(self) -> None:
+        """Fail with the first Python error an implementation thread hit: Kafka's own errors are
+        contained where Kafka contains them, but a TypeError or a KeyError is a bug here, and a run
+        that logged and dropped it would pass (`kcm.impl.kafka_exception`)."""
+        for broker, server in sorted(self.servers.items()):
+            sessions = [getattr(server, "zk_client", None)]
+            sessions = [getattr(getattr(s, "_zk", s), "failure", None) for s in sessions if s is not None]
+            for failure in (server.failure, server.controller.event_manager.failure, *sessions):
+                if failure is not None:
+                    raise ImplementationBug(f"broker {broker}: {failure!r} on an implementation thread") from failure
+
     def quiet(self) -> bool:
         """No controller event queued or running, no request queued or in flight, no ISR change waiting."""
+        self.raise_bugs()
         if self._pending_expiry:
             return False
         for server in list(self.servers.values()):

@@ -7,7 +7,9 @@ never a traceback.
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 
 import click
 
@@ -39,8 +41,28 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
+def _terminate_like_interrupt(signum, frame) -> None:
+    """SIGTERM (what a CI timeout sends) ends a run as Ctrl-C does: through the SIGINT handler in
+    force (PySpark's cancels the running jobs first), so the run stops with verdict "incomplete",
+    writes its reports and exits 3."""
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns (and, as a console script, exits with) the exit code."""
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate_like_interrupt) if main_thread else None
+    try:
+        return _main(argv)
+    finally:
+        if main_thread:   # as it was: main() also runs inside other programs (the tests)
+            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         result = cli.main(args=argv, prog_name="kcm", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:  # `kcm` alone: show the help, as a usage error

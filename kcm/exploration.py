@@ -8,17 +8,26 @@ stdout stays a clean log.
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import re
+import signal
+import socket
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
 
+from kcm import config
+from kcm.checker import html_report
 from kcm.checker.bfs import explore
 from kcm.checker.liveness import LIVENESS_PROPERTIES, check_liveness
 from kcm.checker.result import VIOLATION, CheckResult
 from kcm.checker.traces import write_counterexample
-from kcm.errors import EXIT_PASS, EXIT_VIOLATION, UsageError
+from kcm.errors import (EXIT_PASS, EXIT_VIOLATION, UsageError, check_writable_dir, check_writable_file,
+                        write_or_fail)
 from kcm.model.config import ConfigError, ModelConfig
 from kcm.model.spec import KafkaModel, config_fields
 from kcm.model.variants import ALL_VARIANTS
@@ -41,7 +50,92 @@ def with_variant(cfg: ModelConfig, variant: str | None) -> ModelConfig:
         raise UsageError(str(exc)) from None
 
 
+def variant_preset(variant: str) -> str:
+    """The preset shipped for `variant` (its name or JIRA key), where it is found quickly."""
+    by_jira = {v.jira: v.name for v in ALL_VARIANTS.values() if v.jira != "synthetic"}
+    key = by_jira.get(variant.upper(), variant.upper())
+    if key not in ALL_VARIANTS:
+        raise UsageError(f"unknown variant '{variant}'; choose one of {', '.join(ALL_VARIANTS)} (see 'kcm variants')")
+    return ALL_VARIANTS[key].preset
+
+
+#: What `--variant` means, the same in every command that takes it.
+VARIANT_HELP = ("A historical bug to put back (see `kcm variants`); runs on the variant's own preset unless "
+                "--preset or --config is given.")
+
+
+def load_config(preset: str | None, config_file, variant: str | None) -> tuple[str, str, ModelConfig]:
+    """The config a command runs on: its name, a label for headers ("preset v3", "config x.toml")
+    and the config with `variant` switched on. `--variant` alone selects the variant's preset."""
+    if variant and not preset and not config_file:
+        preset = variant_preset(variant)
+    name, cfg = config.load(preset, config_file)
+    label = f"config {name}" if config_file else f"preset {name}"
+    return name, label, with_variant(cfg, variant)
+
+
+def symmetry_text(cfg: ModelConfig, symmetry: bool) -> str:
+    """The header's word on symmetry: only a model with a symmetry group can have it on or off."""
+    if not KafkaModel(cfg).has_symmetry:
+        return "no symmetry (topic creation places replicas by broker id)"
+    return f"symmetry {'on' if symmetry else 'off'}"
+
+
 ENGINES = ("local", "spark")
+
+
+def check_outputs(out: Path, json_file: Path | None, junit_file: Path | None) -> None:
+    """Every output place is checked before any work starts: a run that finishes and then cannot
+    write its verdict would read, to CI, as a crash."""
+    check_writable_dir(out)
+    check_writable_file(json_file, "--json")
+    check_writable_file(junit_file, "--junit")
+
+
+def write_reports(doc: dict, result: CheckResult | None, proofs, *, name: str, out: Path,
+                  json_file: Path | None, junit_file: Path | None, cfg: ModelConfig | None = None,
+                  trace_files: dict[str, str] | None = None) -> tuple[Path, Path]:
+    """The JSON report and JUnit XML (default OUT/report.json, OUT/junit.xml), and the reviewer's
+    page `report.html` beside the JSON report; returns the JSON and JUnit paths."""
+    from kcm.checker import report
+
+    json_path, junit_path = json_file or out / "report.json", junit_file or out / "junit.xml"
+    write_or_fail(lambda: report.write_json(doc, json_path), json_path, "--json" if json_file else "--out")
+    write_or_fail(lambda: report.write_junit(report.junit(result, proofs, preset=name), junit_path), junit_path,
+                  "--junit" if junit_file else "--out")
+    if cfg is not None:
+        html_path = json_path.parent / "report.html"
+        write_or_fail(lambda: html_report.write(html_path, reviewer_page(doc, result, cfg, trace_files or {})),
+                      html_path, "--json" if json_file else "--out")
+    return json_path, junit_path
+
+
+def reviewer_page(doc: dict, result: CheckResult | None, cfg: ModelConfig, trace_files: dict[str, str]) -> str:
+    """`report.html` for one run (`kcm.checker.html_report`)."""
+    from kcm.checker.itf import read_itf
+    from kcm.model.properties import Sometimes
+
+    model = KafkaModel(cfg)
+    checked = set(result.checked) if result is not None else set()
+    properties = {p.name: (getattr(p, "kind", "safety"), p.doc) for p in model.properties()
+                  if p.name in checked and not isinstance(p, Sometimes)}
+    if "deadlock" in checked:
+        properties["deadlock"] = ("deadlock", "every state without successors is a legal (quiescent) end state")
+    traces = {}
+    for prop, path in trace_files.items():
+        try:
+            traces[prop] = read_itf(path)
+        except Exception:  # noqa: BLE001 - the page shows what it can; the ITF file is named in report.json
+            continue
+    # The known Kafka 2.6 violations, where the checker reports them (the report's `known_violations`
+    # entries, else the result's); a checker without them gives an empty list.
+    known = doc.get("known_violations") or (getattr(result, "known_violations", None) if result else None) or ()
+    raw = getattr(result.coverage, "edge_counts", None) if result is not None else None
+    counts = {tuple(str(x) for x in edge): n for edge, n in (raw or {}).items() if isinstance(edge, tuple)}
+    return html_report.report_page(doc, properties=properties, config={"preset": doc.get("preset"),
+                                                                       **config_fields(cfg)},
+                                   traces=traces, complete=bool(result is not None and result.complete),
+                                   edge_counts=counts, known=known)
 
 
 def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: bool = True,
@@ -142,10 +236,41 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
     return result, files
 
 
+#: Spark's master URL forms (SparkContext.createTaskScheduler): local, local[N|*], local[N,F],
+#: local-cluster[N,C,M], spark://H:P[,H:P...], yarn, k8s://..., mesos://...
+_MASTER = re.compile(r"^(local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|spark://[^/\s]+|yarn|"
+                     r"k8s://\S+|mesos://\S+)$")
+
+
+def check_master(master: str | None, timeout_s: float = 3.0) -> None:
+    """A master URL Spark cannot parse, or a standalone master that does not answer, is one line
+    before the JVM starts: Spark itself retries an unreachable master for over a minute and then
+    says only "All masters are unresponsive"."""
+    if master is None:
+        return
+    if not _MASTER.match(master):
+        raise UsageError(f"--master {master!r}: not a Spark master URL (local[*], local[N], spark://HOST:PORT, "
+                         "yarn, k8s://...)")
+    if not master.startswith("spark://"):
+        return
+    errors = []
+    for address in master[len("spark://"):].split(","):
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise UsageError(f"--master {master!r}: '{address}' is not HOST:PORT")
+        try:
+            socket.create_connection((host, int(port)), timeout=timeout_s).close()
+            return  # one master answers: Spark can register with it
+        except OSError as exc:
+            errors.append(f"{address}: {exc.strerror or exc.__class__.__name__}")
+    raise UsageError(f"--master {master}: no Spark master answers ({'; '.join(errors)})")
+
+
 def start_spark(master: str | None, checkpoint: Path | None = None):
     """A quiet Spark session; a master that cannot be reached is one clear line (exit 2)."""
     from kcm.spark_explore import spark_session
 
+    check_master(master)
     try:
         return spark_session(master, checkpoint_dir=str(checkpoint) if checkpoint else None)
     except Exception as exc:  # py4j/JVM errors have no common base class worth naming here
@@ -153,21 +278,77 @@ def start_spark(master: str | None, checkpoint: Path | None = None):
         raise UsageError(f"cannot start Spark with master '{master or 'local[*]'}': {first}") from None
 
 
+def check_engine_options(engine: str, master: str | None, checkpoint: Path | None = None,
+                         resume: Path | None = None, simulate: bool = False) -> None:
+    """The Spark options, checked before any work starts (and before the JVM does)."""
+    if engine != "spark" and not simulate:
+        if checkpoint or resume:
+            raise UsageError("--checkpoint and --resume need --engine spark")
+        if master:
+            raise UsageError("--master needs --engine spark")
+        return
+    check_master(master)
+    if checkpoint is not None:
+        check_writable_dir(checkpoint, "--checkpoint")
+    if resume is not None:
+        _check_resume_folder(Path(resume))
+
+
+def _check_resume_folder(resume: Path) -> None:
+    """A local --resume folder must hold a complete snapshot (`level-N/driver/_SUCCESS`), checked
+    before Spark starts; a URI (hdfs://, s3a://) is checked by the explorer through Hadoop."""
+    if "://" in str(resume):
+        return
+    if not resume.is_dir():
+        raise UsageError(f"--resume: '{resume}' is not a checkpoint folder")
+    if not any((level / "driver" / "_SUCCESS").exists() for level in resume.glob("level-*")):
+        raise UsageError(f"--resume: no complete snapshot in '{resume}' to resume from")
+
+
+class _Py4jNoise(logging.Filter):
+    """Drops the records py4j logs on the root logger when a call is interrupted."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "py4j" not in record.pathname
+
+
+@contextlib.contextmanager
+def _plain_interrupts():
+    """Ctrl-C (and SIGTERM, which `kcm.cli` routes through the SIGINT handler) raises a plain
+    KeyboardInterrupt while Spark runs. PySpark's own handler calls `cancelAllJobs` through py4j
+    from inside the interrupted py4j call, which fails and logs dozens of lines of tracebacks;
+    the explorers cancel their job group themselves when they catch the interrupt."""
+    noise = _Py4jNoise()
+    logging.getLogger().addFilter(noise)
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler) if main else None
+    try:
+        yield
+    finally:
+        if main:   # never back to PySpark's handler: it would outlive its SparkContext
+            pyspark = getattr(previous, "__module__", "") or ""
+            keep = previous is not None and not pyspark.startswith("pyspark")
+            signal.signal(signal.SIGINT, previous if keep else signal.default_int_handler)
+        logging.getLogger().removeFilter(noise)
+
+
 def _explore_on_spark(console: Console, cfg: ModelConfig, symmetry: bool, options: dict, master: str | None,
                       checkpoint: Path | None, resume: Path | None) -> CheckResult:
     from kcm.spark_explore import ModelSpec, SparkOptions, explore_spark
 
-    if resume is not None and not Path(resume).is_dir():
-        raise UsageError(f"--resume: '{resume}' is not a checkpoint folder")
+    if resume is not None:
+        _check_resume_folder(Path(resume))
     spark = start_spark(master, checkpoint)
     try:
-        console.print(f"Spark {spark.version} · master {spark.sparkContext.master} · "
-                      f"parallelism {spark.sparkContext.defaultParallelism}")
-        opts = SparkOptions(**options, checkpoint_dir=str(checkpoint) if checkpoint else None,
-                            resume_from=str(resume) if resume else None)
-        result = explore_spark(spark, ModelSpec.kafka(cfg, symmetry=symmetry), opts)
+        with _plain_interrupts():
+            console.print(f"Spark {spark.version} · master {spark.sparkContext.master} · "
+                          f"parallelism {spark.sparkContext.defaultParallelism}")
+            opts = SparkOptions(**options, checkpoint_dir=str(checkpoint) if checkpoint else None,
+                                resume_from=str(resume) if resume else None)
+            result = explore_spark(spark, ModelSpec.kafka(cfg, symmetry=symmetry), opts)
     finally:
-        spark.stop()
+        with _plain_interrupts():
+            spark.stop()
     levels = result.extra.get("spark", {}).get("levels", [])
     if levels:
         shuffled = sum(x["shuffle_write_bytes"] for x in levels)
@@ -185,10 +366,12 @@ def run_simulation(console: Console, name: str, cfg: ModelConfig, *, runs: int, 
 
     spark = start_spark(master)
     try:
-        result = simulate_spark(spark, ModelSpec.kafka(cfg), runs, depth, seed,
-                                properties=list(invariants) or None)
+        with _plain_interrupts():
+            result = simulate_spark(spark, ModelSpec.kafka(cfg), runs, depth, seed,
+                                    properties=list(invariants) or None)
     finally:
-        spark.stop()
+        with _plain_interrupts():
+            spark.stop()
     for line in result.summary_lines():
         console.print(line)
     cov = result.coverage

@@ -190,10 +190,12 @@ class ModelConfig:
         if self.isr_admission not in ("2.6", "kip-841"):
             raise ConfigError(f"{where}: field `isr_admission` = {self.isr_admission!r}; "
                               "allowed \"2.6\" or \"kip-841\"")
-        if self.data and self.max_offset == 0:
-            raise ConfigError(f"{where}: field `max_offset` = 0 with `data` = true; allowed 1..{_MAX_OFFSET}")
-        if not self.data and self.max_offset != 0:
-            raise ConfigError(f"{where}: field `max_offset` = {self.max_offset} needs `data` = true; set it to 0")
+        # Accepted but never read, a field would promise a check that is not made: until the model
+        # has log offsets, `data` and `max_offset` are refused.
+        for name, off in (("data", False), ("max_offset", 0)):
+            if getattr(self, name) != off:
+                raise ConfigError(f"{where}: field `{name}` does nothing yet (the model has no log offsets); "
+                                  "leave it out")
 
 
 def _overlapping(value: Any, where: str) -> tuple[tuple[str, ...], ...]:

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Installs the Debian packages kcm needs when they are missing: graphviz (the `dot` renderer) and
-# zookeeper (the real ZooKeeper the implementation's integration tests start on loopback).
+# Installs the Debian packages kcm needs when they are missing: graphviz (the `dot` renderer),
+# zookeeper (the real ZooKeeper the implementation's integration tests start on loopback) and
+# chromium (the headless browser the tests open report.html in).
 set -euo pipefail
 
 have() {
   case "$1" in
     graphviz) command -v dot >/dev/null 2>&1 ;;
     zookeeper) [ -f /usr/share/zookeeper/bin/zkServer.sh ] || [ -d /usr/share/java/zookeeper ] || command -v zkServer.sh >/dev/null 2>&1 ;;
+    chromium) command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 ;;
     *) return 1 ;;
   esac
 }

@@ -59,6 +59,8 @@ Spark figures per level (`LevelFigures`, in `result.extra["spark"]["levels"]` an
 from __future__ import annotations
 
 import itertools
+from collections import Counter
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -180,6 +182,21 @@ def _min(a: tuple | None, b: tuple) -> tuple:
     return b if a is None or b < a else a
 
 
+#: The exceptions that say what is wrong with a file Spark failed to read, most telling first.
+_CAUSES = re.compile(r"(?:\w+\.)*((?:ChecksumException|EOFException|UnpicklingError|PickleException|EOFError|"
+                     r"IOException)\b:?[^\n]*)")
+
+
+def _cause(exc: BaseException) -> str:
+    """One line out of a py4j error's Java and Python stack traces: the exception that names the
+    damage (a checksum error, a file cut short, bytes that are not a pickle)."""
+    text = str(exc)
+    found = _CAUSES.search(text)
+    line = found.group(1) if found else next((x.strip() for x in text.splitlines() if x.strip()),
+                                              type(exc).__name__)
+    return line.strip()[:160]
+
+
 class _SparkExplorer:
     """One run: the driver's counters, the level RDD, and the decisions."""
 
@@ -210,7 +227,7 @@ class _SparkExplorer:
         self.evaluations: dict[str, int] = {}
         self.new_states: dict[str, int] = {}
         self.first_seen: dict[str, tuple] = {}
-        self.edges: set = set()
+        self.edges: Counter = Counter()   # table edge -> transitions that took it
         self.witnesses: dict[str, tuple] = {}
         self.violations: list[tuple] = []
         self.known = dict(getattr(model, "known_violations", dict)())
@@ -290,7 +307,7 @@ class _SparkExplorer:
         path = snapshots.latest_snapshot(self.sc, root)
         if path is None:
             raise UsageError(f"no complete snapshot in '{root}' to resume from")
-        state, records = snapshots.load_snapshot(self.sc, path)
+        state, records = self._read_snapshot(path)
         if state.spec != self.spec or state.options_key != self.options_key():
             raise UsageError(f"the snapshot in '{path}' was written for another model or other "
                              "options (symmetry, properties, stop on violation, table coverage)")
@@ -300,7 +317,7 @@ class _SparkExplorer:
         self.frontier_sizes = list(state.frontier_sizes)
         self.outdegrees, self.evaluations = dict(state.outdegrees), dict(state.evaluations)
         self.new_states, self.first_seen = dict(state.new_states), dict(state.first_seen)
-        self.edges, self.witnesses = set(state.edges), dict(state.witnesses)
+        self.edges, self.witnesses = Counter(state.edges), dict(state.witnesses)
         self.violations, self.levels = list(state.violations), list(state.levels)
         self.always = tuple(p for p in self.always if p.name in state.active_always)
         self.steps = tuple(p for p in self.steps if p.name in state.active_steps)
@@ -318,6 +335,27 @@ class _SparkExplorer:
                 self.reason = "max_depth"
                 return
             self._expand_level()
+
+    def _read_snapshot(self, path: str):
+        """The snapshot at `path`, read in full now: a corrupt one (a garbage or truncated part
+        file, with or without its `.crc`) is one `UsageError` line before the search starts, not
+        a failed job later. Spark's own logging is off meanwhile: a failed read logs each task's
+        Java and Python stack traces, which say nothing more than the line does."""
+        try:
+            level = str(self.sc._jvm.org.apache.logging.log4j.LogManager.getRootLogger().getLevel())
+        except Exception:  # noqa: BLE001 - another logging backend: Spark's default is WARN here
+            level = "WARN"
+        self.sc.setLogLevel("OFF")
+        try:
+            state, records = snapshots.load_snapshot(self.sc, path)
+            records.persist(StorageLevel.MEMORY_AND_DISK)
+            records.count()
+        except Exception as exc:  # noqa: BLE001 - py4j and Spark errors share no base class worth naming
+            # Spark's log stays off: the job's other tasks are still failing, and each would log.
+            raise UsageError(f"--resume: the snapshot in '{path}' cannot be read ({_cause(exc)}); "
+                             "remove that level folder to resume from the one before, or start again") from None
+        self.sc.setLogLevel(level)
+        return state, records
 
     def _adopt(self, rdd) -> None:
         rdd.persist(StorageLevel.MEMORY_AND_DISK)
@@ -420,7 +458,7 @@ class _SparkExplorer:
                 self.evaluations[name] = self.evaluations.get(name, 0) + count
             for name, key in e.first_seen.items():
                 level_first[name] = _min(level_first.get(name), key)
-            self.edges |= e.edges
+            self.edges.update(e.edges)
             for name, key in e.step_events.items():
                 step_events[name] = _min(step_events.get(name), key)
             for name, key in e.goal_events.items():
@@ -491,7 +529,7 @@ class _SparkExplorer:
             distinct=self.distinct, frontier_sizes=list(self.frontier_sizes),
             outdegrees=dict(self.outdegrees), evaluations=dict(self.evaluations),
             new_states=dict(self.new_states), first_seen=dict(self.first_seen),
-            edges=set(self.edges), witnesses=dict(self.witnesses),
+            edges=Counter(self.edges), witnesses=dict(self.witnesses),
             violations=list(self.violations), active_always=tuple(p.name for p in self.always),
             active_steps=tuple(p.name for p in self.steps), check_deadlock=self.check_deadlock,
             levels=list(self.levels), elapsed_s=self.elapsed_before + self.clock.now() - self.clock.start)

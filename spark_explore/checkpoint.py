@@ -50,7 +50,7 @@ class DriverState:
     evaluations: dict[str, int]
     new_states: dict[str, int]
     first_seen: dict[str, tuple]
-    edges: set
+    edges: dict   # table edge -> transitions that took it (a Counter)
     witnesses: dict[str, tuple]
     #: Violations found so far (with `stop_on_violation=False`): (name, kind, path).
     violations: list[tuple]

@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -163,7 +164,8 @@ class ExpandSummary:
     #: Action kind -> the smallest edge path where it was generated (coverage lists kinds in
     #: first-generated order, as the sequential explorer does).
     first_seen: dict[str, tuple] = field(default_factory=dict)
-    edges: set = field(default_factory=set)
+    #: Table edge -> how many of the partition's generated transitions took it.
+    edges: Counter = field(default_factory=Counter)
     #: Property name -> smallest event key.
     step_events: dict[str, tuple] = field(default_factory=dict)
     goal_events: dict[str, tuple] = field(default_factory=dict)

@@ -197,7 +197,8 @@ class SimulationResult:
             lines.append(f"  {self.violation.kind} '{self.violation.name}' violated by run "
                          f"{self.violation_run}, after {self.violation.trace_length} steps")
         for g in self.goals.values():
-            lines.append(f"  goal '{g.name}': " + (f"met in {g.trace_length} steps" if g.met else "not met"))
+            lines.append(f"  goal '{g.name}': " + (f"met in {g.trace_length} steps" if g.met else
+                                                    "not reached (random walks prove no absence)"))
         return lines
 
 

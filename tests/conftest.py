@@ -1,11 +1,41 @@
-"""Fixtures shared across test folders: liveness explorations of the Kafka presets, each run once
-per session (the liveness tests, the CLI tests and the reachable-graph diagram read the same ones)."""
+"""Explorations shared by the whole test session, each run once however many modules read it.
+
+The `default` preset (the CI gate) explored whole takes most of a minute on a quiet machine and
+several on a loaded one: `default_whole` runs it once, for the pinned counts, goals and coverage
+(tests/model/test_default_preset.py). The Spark explorer is compared with the sequential one on
+`default` cut at `DEFAULT_DEPTH` (`default_to_depth`): every level's distinct count, the generated
+count, the verdict, goals and coverage equal, which is a stronger check than the pinned totals of
+a second whole run, in a fraction of its time. Whole-preset runs on Spark belong to `make run` and
+`bench/`.
+Liveness explorations of the presets are cached the same way (`liveness_of`): the liveness
+tests, the CLI tests and the reachable-graph diagram read the same ones.
+"""
 
 from __future__ import annotations
 
 import functools
 
 import pytest
+
+from kcm import config
+from kcm.checker.bfs import CheckOptions, explore
+from kcm.model.spec import KafkaModel
+
+#: Deep enough for a controller failover, a controlled shutdown and a reassignment (goals met at
+#: 3, 5 and 7 steps) and the first overlapping runs; about 41,000 states.
+DEFAULT_DEPTH = 9
+
+
+@pytest.fixture(scope="session")
+def default_whole():
+    """The sequential explorer's complete run of `default`."""
+    return explore(KafkaModel(config.load_preset("default")))
+
+
+@pytest.fixture(scope="session")
+def default_to_depth():
+    """The sequential explorer on `default`, cut at `DEFAULT_DEPTH` (verdict incomplete)."""
+    return explore(KafkaModel(config.load_preset("default")), CheckOptions(max_depth=DEFAULT_DEPTH))
 
 
 @functools.lru_cache(maxsize=None)

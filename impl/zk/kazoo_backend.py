@@ -40,6 +40,7 @@ from kazoo.client import KazooClient, KazooState
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import Callback, EventType as KzEventType, ZnodeStat
 
+from kcm.impl.kafka_exception import KafkaException
 from kcm.impl.zk.protocol import (
     ANY_VERSION,
     BadArgumentsError,
@@ -121,6 +122,8 @@ class KazooZooKeeper:
         self._lock = threading.Lock()
         self._expired = False
         self._closed = False
+        #: A Python error raised by a watch callback (a bug of the caller); the cluster fails on it.
+        self.failure: BaseException | None = None
         self._stop_lock = threading.Lock()
         self._kazoo_down = False
         self._listeners: list[SessionListener] = []
@@ -327,8 +330,11 @@ class KazooZooKeeper:
             for callback in callbacks:
                 try:
                     callback(ours)
-                except Exception:
+                except KafkaException:
                     log.exception("watch callback failed for %s", ours)
+                except Exception as error:   # a bug of this implementation: the run fails on it
+                    log.exception("implementation bug in a watch callback for %s", ours)
+                    self.failure = error
 
     def _on_state(self, state: str) -> None:
         """kazoo's connection listener, on kazoo's connection thread: never block here."""

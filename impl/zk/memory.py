@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
+from kcm.impl.kafka_exception import KafkaException
 from kcm.impl.zk.protocol import (
     ANY_VERSION,
     SEQUENCE_DIGITS,
@@ -492,7 +493,7 @@ class MemoryZooKeeperServer:
             while (notification := self._pop_oldest()) is not None:
                 try:
                     self._invoke(notification)
-                except Exception:
+                except KafkaException:   # a Python error in a callback is a bug: it reaches the writer
                     log.exception("watch callback failed for %s", notification.pending)
         finally:
             with self._lock:

@@ -39,6 +39,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol, runtime_checkable
 
+from kcm.impl.kafka_exception import KafkaException
+
 ANY_VERSION = -1
 """The expected version that matches any version (ZooKeeper's -1, Kafka's `ZkVersion.MatchAnyVersion`)."""
 
@@ -148,7 +150,7 @@ OpResult = str | Stat | None
 # Errors (kazoo's names, which are ZooKeeper's KeeperException codes)
 
 
-class ZooKeeperError(Exception):
+class ZooKeeperError(KafkaException):
     """Any error from the ZooKeeper layer. `op_index` is set when the error failed a `multi`."""
 
     def __init__(self, message: str = "", *, path: str | None = None, op_index: int | None = None):

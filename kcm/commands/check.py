@@ -17,8 +17,9 @@ from rich.console import Console
 
 from kcm import KAFKA_VERSION, config
 from kcm.checker import diagrams, proofs, report
-from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, UsageError, check_writable_dir
-from kcm.exploration import ENGINES, run_exploration, with_variant
+from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, check_writable_dir, UsageError
+from kcm.exploration import (ENGINES, VARIANT_HELP, check_engine_options, check_outputs, load_config,
+                             run_exploration, write_reports)
 from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE, REPLICA_TABLE_PRE_2_3
 
 
@@ -31,7 +32,7 @@ def _table_lines() -> list[str]:
 @click.option("--preset", default=None, help=f"Preset name (default: {config.DEFAULT_PRESET}).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A TOML config file instead of a preset.")
-@click.option("--variant", default=None, metavar="NAME", help="A historical bug to put back (see `kcm variants`).")
+@click.option("--variant", default=None, metavar="NAME", help=VARIANT_HELP)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("kcm-out"), show_default=True,
               help="Where reports and counterexamples go.")
 @click.option("--diagrams", "diagram_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -53,12 +54,15 @@ def command(preset, config_file, variant, out, diagram_dir, json_file, junit_fil
     """Check everything for a preset: tables, diagrams, proofs, exhaustive exploration; one verdict."""
     started = time.perf_counter()
     console = Console(highlight=False, soft_wrap=True)
-    name, cfg = config.load(preset, config_file)
-    cfg = with_variant(cfg, variant)
+    name, label, cfg = load_config(preset, config_file, variant)
+    check_outputs(out, json_file, junit_file)
     if liveness and engine == "spark" and not no_explore:
         raise UsageError("--liveness runs on the sequential explorer only; add --engine local")
-    check_writable_dir(out)
-    console.print(f"kcm check · Kafka {KAFKA_VERSION} controller · preset {name} "
+    if not no_explore:
+        check_engine_options(engine, master)
+    if diagram_dir is not None:
+        check_writable_dir(diagram_dir, "--diagrams")
+    console.print(f"kcm check · Kafka {KAFKA_VERSION} controller · {label} "
                   f"({cfg.brokers} brokers, {cfg.topics} topic(s) × {cfg.partitions} partition(s), "
                   f"RF {cfg.replication_factor}){' · variant ' + cfg.variant if cfg.variant else ''}")
     console.print("[bold]1. State tables[/bold]")
@@ -82,10 +86,10 @@ def command(preset, config_file, variant, out, diagram_dir, json_file, junit_fil
                                         liveness=liveness)
     doc = report.build(result, proof_results, preset=name, variant=cfg.variant, trace_files=files,
                        duration_s=time.perf_counter() - started)
-    report.write_json(doc, json_file or out / "report.json")
-    report.write_junit(report.junit(result, proof_results, preset=name), junit_file or out / "junit.xml")
+    json_path, junit_path = write_reports(doc, result, proof_results, name=name, out=out, json_file=json_file,
+                                          junit_file=junit_file, cfg=cfg, trace_files=files)
     verdict = doc["verdict"]
     colour = {"pass": "green", "violation": "red"}.get(verdict, "yellow")
-    console.print(f"[bold {colour}]{verdict.upper()}[/bold {colour}] · reports in {json_file or out / 'report.json'}"
-                  f" and {junit_file or out / 'junit.xml'} · {time.perf_counter() - started:.1f} s")
+    console.print(f"[bold {colour}]{verdict.upper()}[/bold {colour}] · reports in {json_path}, {junit_path}"
+                  f" and {json_path.parent / 'report.html'} · {time.perf_counter() - started:.1f} s")
     return {"pass": EXIT_PASS, "violation": EXIT_VIOLATION}.get(verdict, EXIT_INCOMPLETE)

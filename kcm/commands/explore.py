@@ -9,16 +9,16 @@ from rich.console import Console
 
 from kcm import config
 from kcm.checker import report
-from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, UsageError, check_writable_dir
-from kcm.exploration import ENGINES, run_exploration, run_simulation, with_variant
-from kcm.model.spec import KafkaModel
+from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, UsageError
+from kcm.exploration import (ENGINES, VARIANT_HELP, check_engine_options, check_outputs, load_config,
+                             run_exploration, run_simulation, symmetry_text, write_reports)
 
 
 @click.command(name="explore")
 @click.option("--preset", default=None, help=f"Preset name (default: {config.DEFAULT_PRESET}); see kcm/presets.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A TOML config file instead of a preset.")
-@click.option("--variant", default=None, metavar="NAME", help="A historical bug to put back (see `kcm variants`).")
+@click.option("--variant", default=None, metavar="NAME", help=VARIANT_HELP)
 @click.option("--invariant", "invariants", multiple=True, metavar="NAME",
               help="Check only this property (repeatable; 'deadlock' included).")
 @click.option("--symmetry/--no-symmetry", default=True, show_default=True, help="Reduce by broker-id symmetry.")
@@ -40,9 +40,9 @@ from kcm.model.spec import KafkaModel
               help="Also check that every fair run of healing actions settles (cycles on the kept graph; "
                    "sequential engine, symmetry off).")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the JSON report here.")
+              help="The JSON report (default: OUT/report.json).")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write JUnit XML here.")
+              help="JUnit XML (default: OUT/junit.xml).")
 def command(preset, config_file, variant, invariants, symmetry, max_depth, out, engine, master, checkpoint, resume,
             simulate, runs, depth, seed, liveness, json_file, junit_file) -> int:
     """Explore every reachable state of a config and check every property on the way.
@@ -54,16 +54,13 @@ def command(preset, config_file, variant, invariants, symmetry, max_depth, out, 
         raise UsageError("--liveness runs on the sequential explorer only; drop --engine spark")
     if liveness and simulate:
         raise UsageError("--liveness needs the whole graph; it does not combine with --simulate")
-    name, cfg = config.load(preset, config_file)
-    cfg = with_variant(cfg, variant)
-    check_writable_dir(out)
-    if liveness:
-        sym_text = "symmetry off (liveness: cycles and fairness need real states)"
-    elif symmetry and not KafkaModel(cfg).has_symmetry:
-        sym_text = "no symmetry (topic creation places replicas by broker id)"
-    else:
-        sym_text = f"symmetry {'on' if symmetry else 'off'}"
-    console.print(f"kcm explore · preset {name}{' · variant ' + cfg.variant if cfg.variant else ''} · {sym_text}")
+    name, label, cfg = load_config(preset, config_file, variant)
+    check_outputs(out, json_file, junit_file)
+    check_engine_options(engine, master, checkpoint, resume, simulate)
+    sym_text = ("symmetry off (liveness: cycles and fairness need real states)" if liveness
+                else symmetry_text(cfg, symmetry))
+    console.print(f"kcm explore · {label}{' · variant ' + cfg.variant if cfg.variant else ''} · "
+                  f"{sym_text}")
     if simulate:
         return run_simulation(console, name, cfg, runs=runs, depth=depth, seed=seed, master=master,
                               invariants=tuple(invariants), out=out)
@@ -71,8 +68,8 @@ def command(preset, config_file, variant, invariants, symmetry, max_depth, out, 
                                     max_depth=max_depth, out=out, engine=engine, master=master,
                                     checkpoint=checkpoint, resume=resume, liveness=liveness)
     doc = report.build(result, [], preset=name, variant=cfg.variant, trace_files=files)
-    if json_file:
-        report.write_json(doc, json_file)
-    if junit_file:
-        report.write_junit(report.junit(result, [], preset=name), junit_file)
+    json_path, junit_path = write_reports(doc, result, [], name=name, out=out, json_file=json_file,
+                                          junit_file=junit_file, cfg=cfg, trace_files=files)
+    console.print(f"{result.verdict.upper()} · reports in {json_path}, {junit_path} and "
+                  f"{json_path.parent / 'report.html'}")
     return {"pass": EXIT_PASS, "violation": EXIT_VIOLATION}.get(result.verdict, EXIT_INCOMPLETE)

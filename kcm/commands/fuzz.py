@@ -40,16 +40,16 @@ from kcm.checker.stateful import (
     write_failure,
 )
 from kcm.errors import EXIT_PASS, EXIT_VIOLATION, UsageError, check_writable_dir
-from kcm.exploration import with_variant
+from kcm.exploration import VARIANT_HELP, load_config
 from kcm.impl.model_alignment import ModelAlignment
-from kcm.model.variants import SYNTHETIC_VARIANTS, VARIANTS
+from kcm.model.variants import ALL_VARIANTS
 
 
 @click.command(name="fuzz")
 @click.option("--preset", default=None, help=f"Preset name (default: {config.DEFAULT_PRESET}, or the variant's).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A TOML config file instead of a preset.")
-@click.option("--variant", default=None, metavar="NAME", help="A historical bug to put back (see `kcm variants`).")
+@click.option("--variant", default=None, metavar="NAME", help=VARIANT_HELP)
 @click.option("--examples", type=click.IntRange(min=1), default=None,
               help=f"Random action sequences to try (Hypothesis max_examples) [default: {DEFAULT_EXAMPLES}; "
                    f"{VARIANT_EXAMPLES} with a variant].")
@@ -70,20 +70,17 @@ def command(preset, config_file, variant, examples, steps, seed, as_kafka, out, 
 
     Exit codes: 0 no failure within the bounds; 1 a failure; 2 bad usage."""
     console = Console(highlight=False, soft_wrap=True)
-    if variant and not preset and not config_file:
-        preset = _variant_preset(variant)
-    name, cfg = config.load(preset, config_file)
-    cfg = with_variant(cfg, variant)
-    if cfg.variant in SYNTHETIC_VARIANTS:
-        raise UsageError(f"variant {cfg.variant} is synthetic (a livelock in the model only, for "
-                         "`kcm explore --liveness`); the implementation does not have it")
+    name, label, cfg = load_config(preset, config_file, variant)
+    if cfg.variant and not ALL_VARIANTS[cfg.variant].impl:
+        raise UsageError(f"variant {cfg.variant} is in the model only (the implementation does not have it), "
+                         "so lock-step fuzzing cannot compare them; explore it with `kcm explore`")
     check_writable_dir(out)
     bound_examples, bound_steps = default_bounds(cfg)
     examples = bound_examples if examples is None else examples
     steps = bound_steps if steps is None else steps
     checks = default_invariants(cfg)
     alignment = ModelAlignment() if as_kafka else None
-    console.print(f"kcm fuzz · preset {name}{' · variant ' + cfg.variant if cfg.variant else ''} · "
+    console.print(f"kcm fuzz · {label}{' · variant ' + cfg.variant if cfg.variant else ''} · "
                   f"checks {', '.join(checks) if checks else 'every invariant'} and the implementation"
                   f"{' (as Kafka 2.6)' if as_kafka else ''} · seed {seed} · {examples} examples × {steps} steps")
     stats = FuzzStats()
@@ -141,14 +138,6 @@ def _beside_the_explorer(cfg, failure) -> str:
                 f"({took:.1f} s): the fuzzer's trace and the explorer disagree; please report it.")
     return (f"\nShrunk by Hypothesis: {failure.length} steps; the explorer's shortest: {found.trace_length} steps "
             f"({result.stats.distinct:,} distinct states, {took:.1f} s).")
-
-
-def _variant_preset(variant: str) -> str:
-    by_jira = {v.jira: v.name for v in VARIANTS.values()}
-    key = by_jira.get(variant.upper(), variant.upper())
-    if key not in VARIANTS:
-        raise UsageError(f"unknown variant '{variant}'; choose one of {', '.join(VARIANTS)} (see 'kcm variants')")
-    return VARIANTS[key].preset
 
 
 def _what(failure) -> str:

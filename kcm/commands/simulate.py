@@ -15,7 +15,10 @@ did not settle after a step within `--timeout`.
 
 from __future__ import annotations
 
+import logging
 import random
+import threading
+import time
 from importlib import resources
 from pathlib import Path
 
@@ -24,7 +27,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kcm.config import parse_toml, read_toml_file
-from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, UsageError
+from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, Incomplete, UsageError
 from kcm.impl.kafka_config import KafkaConfig
 from kcm.impl.scenario import Scenario, ScenarioError, apply_step, describe
 from kcm.impl.threaded_cluster import ThreadedCluster
@@ -41,13 +44,23 @@ _BRIEF = {"election", "resignation", "leader", "isr", "fenced", "broker", "shutd
           "broker change", "acted while inactive"}
 
 
-def _load_scenario(path: Path | None) -> Scenario:
-    if path is None:
-        where = f"scenario '{DEFAULT_SCENARIO}'"
-        values = parse_toml((resources.files("kcm") / "scenarios" / f"{DEFAULT_SCENARIO}.toml").read_text(encoding="utf-8"),
+def scenario_names() -> tuple[str, ...]:
+    """The scenarios shipped in `kcm/scenarios/`, by name."""
+    folder = resources.files("kcm") / "scenarios"
+    return tuple(sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml")))
+
+
+def _load_scenario(value: str | None) -> Scenario:
+    """A shipped scenario by name (`failover`), or a TOML file by path."""
+    value = value or DEFAULT_SCENARIO
+    if value in scenario_names():
+        where = f"scenario '{value}'"
+        values = parse_toml((resources.files("kcm") / "scenarios" / f"{value}.toml").read_text(encoding="utf-8"),
                             where)
+    elif value.endswith(".toml") or "/" in value or Path(value).exists():
+        values, where = read_toml_file(Path(value), "scenario file")
     else:
-        values, where = read_toml_file(path, "scenario file")
+        raise UsageError(f"unknown scenario '{value}'; choose one of {', '.join(scenario_names())} or give a TOML file")
     try:
         return Scenario.from_mapping(values, where)
     except ScenarioError as exc:
@@ -57,9 +70,12 @@ def _load_scenario(path: Path | None) -> Scenario:
 def _check_zk(value: str) -> str:
     if value == "memory":
         return value
-    host, _, port = value.rpartition(":")
-    if not host or not port.isdigit():
-        raise UsageError(f"--zk {value!r}: give `memory` or HOST:PORT (e.g. 127.0.0.1:2181)")
+    for address in value.split(","):
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            raise UsageError(f"--zk {value!r}: give `memory` or HOST:PORT (e.g. 127.0.0.1:2181)")
+        if not 0 < int(port) < 65536:
+            raise UsageError(f"--zk {value!r}: port {port} is out of range (1..65535)")
     return value
 
 
@@ -77,6 +93,13 @@ def _line(record: Record) -> str:
         return f"{at} [cyan]≈{where}: leader {record.broker} wrote {record.detail}[/cyan]"
     if kind == "fenced":
         return f"{at} [red]✗ broker {record.peer} rejected {record.detail}[/red]"
+    if kind == "delivered" and "STALE_CONTROLLER_EPOCH" in record.detail:
+        # Kafka 2.6 answers a partition whose leader epoch is not newer than the broker's with
+        # STALE_CONTROLLER_EPOCH even when the controller epoch is current
+        # (kafka@2.6.0:core/src/main/scala/kafka/server/ReplicaManager.scala, becomeLeaderOrFollower):
+        # a resend of what the broker already has, not a fenced controller.
+        return (f"{at} [dim]✓ broker {record.peer} applied {record.detail} "
+                f"(ignored: leader epoch not newer than the broker's, a resend; Kafka 2.6 names it so)[/dim]")
     if kind == "request":
         return f"{at} [dim]→ controller {record.broker} to broker {record.peer}: {record.detail}[/dim]"
     if kind == "delivered":
@@ -84,7 +107,8 @@ def _line(record: Record) -> str:
     if kind in ("transition", "invalid transition"):
         style = "red" if kind == "invalid transition" else "dim"
         return f"{at} [{style}]{kind}{where}: {record.detail} (controller {record.broker})[/{style}]"
-    return f"{at} [magenta]{kind}[/magenta] broker {record.broker}{where}: {record.detail}"
+    who = f"broker {record.broker}" if kind == "broker" else f"{kind} · broker {record.broker}"
+    return f"{at} [magenta]{who}[/magenta]{where}: {record.detail}"
 
 
 def _summary(cluster: ThreadedCluster) -> Table:
@@ -108,19 +132,24 @@ def _summary(cluster: ThreadedCluster) -> Table:
 @click.option("--brokers", type=click.IntRange(1, 16), default=None,
               help="Number of brokers (default: the scenario's, else 3).")
 @click.option("--zk", "zk", default="memory", show_default=True, metavar="memory|HOST:PORT",
-              help="The embedded ZooKeeper, or a real one.")
-@click.option("--scenario", "scenario_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help=f"A scenario TOML file (default: the shipped `{DEFAULT_SCENARIO}` scenario).")
+              help="The embedded ZooKeeper, or a real one (the run works in a chroot /kcm-simulate-<hex>, "
+                   "removed at the end unless --keep-chroot).")
+@click.option("--scenario", "scenario", default=None, metavar="NAME|FILE",
+              help=f"A shipped scenario ({', '.join(scenario_names())}) or a TOML file "
+                   f"[default: {DEFAULT_SCENARIO}].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seeds the scenario's random choices.")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(0.1, 600), default=30.0, show_default=True,
               help="Seconds to wait for the cluster to settle after each step.")
 @click.option("--connect-timeout", "connect_timeout_s", type=click.FloatRange(0.1, 120), default=5.0,
               show_default=True, help="Seconds to wait for a ZooKeeper session.")
+@click.option("--keep-chroot", is_flag=True, help="With a real ZooKeeper: leave the run's chroot for inspection.")
 @click.option("--brief", is_flag=True, help="Leave requests, deliveries and state transitions out of the timeline.")
-def command(brokers, zk, scenario_file, seed, timeout_s, connect_timeout_s, brief) -> int:
+def command(brokers, zk, scenario, seed, timeout_s, connect_timeout_s, keep_chroot, brief) -> int:
     """Run the implementation (real threads) through a scenario; print its timeline and a summary."""
-    scenario = _load_scenario(scenario_file)
+    scenario = _load_scenario(scenario)
     zk = _check_zk(zk)
+    # kazoo logs each reconnection attempt; a ZooKeeper gone for good is one line at the end.
+    logging.getLogger("kazoo").setLevel(logging.CRITICAL)
     n = brokers or scenario.brokers or 3
     console = Console(highlight=False, soft_wrap=True)
     config = KafkaConfig(unclean_leader_election_enable=scenario.unclean_leader_election_enable,
@@ -141,14 +170,16 @@ def command(brokers, zk, scenario_file, seed, timeout_s, connect_timeout_s, brie
     if scenario.description:
         console.print(f"[dim]{scenario.description}[/dim]")
     shown = 0
+    # A step that cannot finish (ZooKeeper gone for good, a client retrying forever) must not hang
+    # the run: each step runs on a worker thread within a deadline, and the main thread, waiting in
+    # short joins, takes Ctrl-C at once.
+    step_deadline_s = timeout_s + 2 * connect_timeout_s + 10.0
     try:
         for i, step in enumerate(scenario.steps, 1):
             console.print(f"[bold]{i}. {describe(step)}[/bold]")
-            try:
-                apply_step(cluster, step, rng, f"step {i}")
-            except ScenarioError as exc:
-                raise UsageError(str(exc)) from None
-            if not cluster.settle(timeout_s):
+            settled, failed = _bounded(lambda: _run_step(cluster, step, rng, f"step {i}", timeout_s, invariants),
+                                       step_deadline_s, f"step {i} ({step['do']})", zk)
+            if not settled:
                 unsettled += 1
                 console.print(f"  [yellow]the cluster did not settle within {timeout_s:g} s[/yellow]")
             records = cluster.timeline.records
@@ -156,16 +187,12 @@ def command(brokers, zk, scenario_file, seed, timeout_s, connect_timeout_s, brie
                 if not brief or record.kind in _BRIEF:
                     console.print("  " + _line(record))
             shown = len(records)
-            state = cluster.snapshot()
-            failed = [p.name for p in invariants if not p.holds(state)]
             for name in failed:
                 violations.append((i, name))
                 console.print(f"  [bold red]invariant violated: {name}[/bold red]")
-        console.print(_summary(cluster))
-    except ZooKeeperError as exc:
-        raise UsageError(f"ZooKeeper failed during the simulation: {exc}") from None
+        console.print(_bounded(lambda: _summary(cluster), step_deadline_s, "the summary", zk))
     finally:
-        cluster.close()
+        _finish(cluster, zk, keep_chroot, console)
     if violations:
         console.print(f"[bold red]VIOLATION[/bold red] · " + "; ".join(f"step {i}: {name}" for i, name in violations))
         return EXIT_VIOLATION
@@ -175,3 +202,74 @@ def command(brokers, zk, scenario_file, seed, timeout_s, connect_timeout_s, brie
     console.print(f"[bold green]PASS[/bold green] · {len(invariants)} state invariants held after each of "
                   f"{len(scenario.steps)} steps")
     return EXIT_PASS
+
+
+def _run_step(cluster: ThreadedCluster, step, rng: random.Random, where: str, timeout_s: float,
+              invariants) -> tuple[bool, list[str]]:
+    """One step: apply it, let the cluster settle, check the invariants on a snapshot."""
+    try:
+        apply_step(cluster, step, rng, where)
+    except ScenarioError as exc:
+        raise UsageError(str(exc)) from None
+    settled = cluster.settle(timeout_s)
+    state = cluster.snapshot()
+    return settled, [p.name for p in invariants if not p.holds(state)]
+
+
+def _bounded(work, deadline_s: float, what: str, zk: str):
+    """`work()` on a daemon thread, waited for at most `deadline_s`; its exception is re-raised here.
+    A ZooKeeper failure is one line (exit 2); running out of time is incomplete (exit 3)."""
+    outcome: dict = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread as is
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=run, name="kcm-simulate-step", daemon=True)
+    worker.start()
+    end = time.monotonic() + deadline_s
+    while worker.is_alive() and time.monotonic() < end:
+        worker.join(0.1)   # short joins: Ctrl-C reaches the main thread at once
+    if worker.is_alive():
+        raise Incomplete(f"{what} did not finish within {deadline_s:g} s; is ZooKeeper {zk} still up?")
+    error = outcome.get("error")
+    if isinstance(error, ZooKeeperError):
+        raise UsageError(f"ZooKeeper failed during the simulation ({what}): {error}") from None
+    if error is not None:
+        raise error
+    return outcome["value"]
+
+
+def _finish(cluster: ThreadedCluster, zk: str, keep_chroot: bool, console: Console) -> None:
+    """Stop the cluster and, on a real ZooKeeper, remove the run's chroot; both bounded in time,
+    so that a ZooKeeper that went away cannot hold the exit."""
+    closer = threading.Thread(target=cluster.close, name="kcm-simulate-close", daemon=True)
+    closer.start()
+    closer.join(10.0)
+    chroot = getattr(cluster, "chroot", None)
+    if zk == "memory" or not chroot:
+        return
+    if keep_chroot:
+        console.print(f"[dim]kept ZooKeeper chroot {chroot} (--keep-chroot)[/dim]")
+        return
+    remover = threading.Thread(target=_remove_chroot, args=(zk, chroot), name="kcm-simulate-chroot", daemon=True)
+    remover.start()
+    remover.join(10.0)
+    if remover.is_alive():
+        console.print(f"[yellow]could not remove ZooKeeper chroot {chroot} (ZooKeeper {zk} does not answer)[/yellow]")
+
+
+def _remove_chroot(zk: str, chroot: str) -> None:
+    from kazoo.client import KazooClient
+
+    client = KazooClient(hosts=zk, timeout=5.0)
+    try:
+        client.start(timeout=5.0)
+        client.delete(chroot, recursive=True)
+    except Exception:  # noqa: BLE001 - best effort: the run's verdict stands without it
+        pass
+    finally:
+        client.stop()
+        client.close()

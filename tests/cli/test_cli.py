@@ -18,10 +18,20 @@ SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "report-schema.json"
 
 
 def test_help_lists_only_working_commands(capsys) -> None:
+    """Every command registered is listed, and every command listed (and every subcommand of a
+    group) answers --help with exit 0."""
+    from kcm.cli import cli
+
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    for name in ("check", "diagram"):
-        assert f"  {name} " in out
+    listed = [line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()]
+    assert sorted(listed) == sorted(cli.commands) and len(listed) >= 8
+    for name in listed:
+        assert main([name, "--help"]) == 0, name
+        assert capsys.readouterr().out.startswith(f"Usage: kcm {name}")
+        for sub in getattr(cli.commands[name], "commands", {}):
+            assert main([name, sub, "--help"]) == 0, (name, sub)
+            assert capsys.readouterr().out.startswith(f"Usage: kcm {name} {sub}")
 
 
 def test_check_passes_on_tiny_and_writes_its_reports(tmp_path, capsys) -> None:
@@ -36,6 +46,8 @@ def test_check_passes_on_tiny_and_writes_its_reports(tmp_path, capsys) -> None:
     junit = ET.parse(tmp_path / "junit.xml").getroot()
     assert {s.get("name") for s in junit} == {"properties", "goals", "coverage", "proofs"}
     assert junit.find("testsuite[@name='coverage']/testcase/failure") is not None  # tiny leaves edges untaken
+    page = (tmp_path / "report.html").read_text()   # the reviewer's page, beside report.json
+    assert "PASS" in page and "Proofs of the election rules" in page and page.count("<svg") == 2
 
 
 def test_check_on_a_variant_exits_1_with_its_counterexample(tmp_path, capsys) -> None:
@@ -75,7 +87,8 @@ def test_bad_usage_is_one_line_and_exit_2(args, needle, capsys) -> None:
     ("brokers = 2\nreplication_factor = 3", "field `replication_factor` = 3 is out of range; allowed 1..2"),
     ("brokerz = 2", "unknown field `brokerz`"),
     ("brokers = true", "field `brokers` = True must be a whole number"),
-    ("data = true", "field `max_offset` = 0 with `data` = true"),
+    ("data = true", "field `data` does nothing yet (the model has no log offsets); leave it out"),
+    ("max_offset = 2", "field `max_offset` does nothing yet"),
     ('overlapping = [["broker_crash", "meteor"]]', "field `overlapping` names unknown kind 'meteor'"),
 ])
 def test_bad_config_file_is_one_line_and_exit_2(tmp_path, text, needle, capsys) -> None:
@@ -92,3 +105,36 @@ def test_console_script_exit_code() -> None:
     assert proc.returncode == 2
     assert proc.stderr.strip() == ("kcm: error: unknown preset 'nope'; choose one of default, l1, large, tiny, "
                                    "v1, v10, v2, v3, v4, v5, v6, v7, v8, v9, zkfaults")
+
+
+# ---- the paths a user takes first, through the real command line ---------------------------------
+
+
+def _kcm(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kcm.cli", *args], capture_output=True, text=True, timeout=900,
+                          cwd=cwd)
+
+
+def test_check_on_its_default_engine_spark_passes_on_tiny(tmp_path) -> None:
+    """`kcm check` explores on Spark unless told otherwise (what `make run` runs): no --engine."""
+    proc = _kcm("check", "--preset", "tiny", "--out", str(tmp_path), "--proof-brokers", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert "Spark " in proc.stdout and "master local[*]" in proc.stdout and "PASS" in proc.stdout
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert (report["verdict"], report["engine"], report["distinct_states"]) == ("pass", "spark", 10_294)
+
+
+def test_explore_simulate_finds_a_variant_with_random_walks(tmp_path) -> None:
+    proc = _kcm("explore", "--variant", "V6", "--simulate", "--runs", "200", "--depth", "20", "--out", str(tmp_path))
+    assert proc.returncode == 1, proc.stderr
+    assert "'IsrNonEmpty' violated by run" in proc.stdout
+    assert list(tmp_path.glob("IsrNonEmpty*.itf.json"))
+
+
+def test_diagram_tables_writes_dot_svg_and_png(tmp_path) -> None:
+    proc = _kcm("diagram", "tables", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == sorted(f"{m}_state_machine.{ext}" for m in ("partition", "replica") for ext in ("dot", "png", "svg"))
+    assert (tmp_path / "replica_state_machine.svg").read_text().lstrip().startswith("<?xml")
+    assert (tmp_path / "partition_state_machine.png").read_bytes()[:4] == b"\x89PNG"

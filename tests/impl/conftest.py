@@ -16,6 +16,7 @@ see each other's znodes. Two helpers hide the one real difference, asynchrony:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -146,6 +147,27 @@ def zookeeper_process(tmp_path: Path) -> Iterator[ZooKeeperProcess]:
         yield server
     finally:
         server.stop()
+
+
+@contextlib.contextmanager
+def running_zookeeper(work: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+    """A standalone ZooKeeper on loopback with its data under `work`; yields ('host:port', process).
+    It is killed at the end if still running."""
+    server = ZooKeeperProcess(work)
+    server.start()
+    try:
+        yield server.hosts, server.process
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def own_zookeeper(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+    """A ZooKeeper of the test's own, which it may kill; yields ('host:port', process)."""
+    work = tmp_path / "own-zookeeper"
+    work.mkdir()
+    with running_zookeeper(work) as running:
+        yield running
 
 
 class Recorder:

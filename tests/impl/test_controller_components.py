@@ -392,3 +392,12 @@ def test_a_controller_whose_epoch_moved_cannot_write(zk):
     with pytest.raises(ControllerMovedException):
         partitions.handle_state_changes([T0], P.OnlinePartition, PartitionLeaderElectionStrategy.OFFLINE)
     assert zk.get_topic_partition_state(T0) is None
+
+
+@pytest.mark.parametrize(("field", "value"), [("controlled_shutdown_enable", False), ("isr_change_propagation_ms", 100)])
+def test_a_kafka_config_field_nothing_reads_is_refused(field, value):
+    from kcm.impl.kafka_config import KafkaConfig
+
+    with pytest.raises(ValueError, match=f"KafkaConfig field `{field}` does nothing yet"):
+        KafkaConfig(**{field: value})
+    KafkaConfig(**{field: getattr(KafkaConfig(), field)})   # the default, which is what runs, is fine

@@ -125,3 +125,53 @@ def test_a_fast_broker_bounce_is_detected_by_its_broker_epoch(cluster):
     # Its replicas were brought online again: the new incarnation received LeaderAndIsr.
     partitions = cluster.servers[victim].replica_manager.all_partitions
     assert set(partitions) == {TopicPartition("orders", p) for p in ORDERS}
+
+
+# ---- Kafka's errors are contained; Python's fail the run ----------------------------------------
+
+
+@pytest.mark.parametrize("error", [KeyError("a bug"), TypeError("a bug"), AttributeError("a bug"),
+                                   AssertionError("a bug")])
+def test_a_python_error_in_a_controller_handler_fails_the_run(monkeypatch, error):
+    """A Python error inside an event handler is a bug of the implementation: the cluster raises it
+    from `settle` instead of logging it and going on as if the event had been processed."""
+    from kcm.impl import controller_events as ev
+    from kcm.impl.kafka_controller import KafkaController
+    from kcm.impl.threaded_cluster import ImplementationBug
+
+    def broken(self, event):
+        raise error
+
+    monkeypatch.setitem(KafkaController._handlers, ev.BrokerChange, broken)
+    c = ThreadedCluster(2, zookeeper="memory", config=FAST, session_timeout_s=0.3)
+    try:
+        c.start_broker(0)
+        c.start_broker(1)   # the controller's BrokerChange handler runs and fails
+        with pytest.raises(ImplementationBug, match=f"broker 0: {type(error).__name__}"):
+            c.settle(WAIT_S)
+    finally:
+        c.close()
+
+
+def test_a_kafka_error_in_a_controller_handler_is_contained_as_kafka_does(monkeypatch):
+    """Kafka's own errors (here a ZooKeeper error) abandon the event and the controller goes on
+    (kafka@2.6.0:core/src/main/scala/kafka/controller/ControllerEventManager.scala, doWork)."""
+    from kcm.impl import controller_events as ev
+    from kcm.impl.kafka_controller import KafkaController
+    from kcm.impl.zk.protocol import ConnectionLossError
+
+    calls = []
+
+    def flaky(self, event):
+        calls.append(event)
+        raise ConnectionLossError("the session is reconnecting")
+
+    monkeypatch.setitem(KafkaController._handlers, ev.BrokerChange, flaky)
+    c = ThreadedCluster(2, zookeeper="memory", config=FAST, session_timeout_s=0.3)
+    try:
+        c.start_broker(0)
+        c.start_broker(1)
+        assert c.settle(WAIT_S) and calls
+        assert c.servers[0].controller.event_manager.failure is None
+    finally:
+        c.close()

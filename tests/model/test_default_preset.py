@@ -16,8 +16,8 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def result():
-    return explore(KafkaModel(config.load_preset("default")))
+def result(default_whole):
+    return default_whole   # tests/conftest.py: one whole run per session
 
 
 def test_default_explores_with_no_violation_and_every_goal_met(result) -> None:

@@ -87,13 +87,13 @@ def test_a_scripted_scenario_matches_the_model_after_every_action(lockstep):
 @pytest.mark.parametrize("preset", ["tiny", "default"])
 def test_random_walks_match_the_model_after_every_action(lockstep, preset):
     """Seeded walks until quiescence (the presets bound faults and admin operations), over a
-    thousand actions per preset in all."""
+    thousand actions per preset in all (50 walks: about 1,300 on tiny, 1,200 on default)."""
     cfg = load_preset(preset)
     taken = 0
-    for seed in range(40):
+    for seed in range(50):
         run = lockstep(cfg)
         taken += run.walk(random.Random(seed), 300)
-    assert taken > 800
+    assert taken >= 1000
 
 
 @pytest.mark.parametrize("seed", range(6))
