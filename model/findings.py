@@ -48,6 +48,14 @@ KNOWN_2_6_VIOLATIONS: tuple[KnownViolation, ...] = (
                    "Findings 9: a preferred election for a partition without leadership stays in ZooKeeper",
                    "docs/findings/preferred-election-znode-stays.itf.json",
                    lambda cfg: True),
+    # A lost reply to the first partition-state create (`max_lost_acks` from the cold start) leaves
+    # the partition New and uncached while ZooKeeper has its znode; every property that compares
+    # the controller's view with ZooKeeper around that partition then fails, as 2.6 does.
+    *(KnownViolation(name, "Findings 7: a lost reply to a partition-state create leaves the partition New and leaderless",
+                     "docs/findings/lost-create-reply.itf.json",
+                     lambda cfg: cfg.max_lost_acks > 0)
+      for name in ("CacheMatchesZk", "OfflineReplicaLeavesIsr", "NoDeadLeaderAdvertised",
+                   "DeadReplicaOnlyAsSoleIsrMember")),
 )
 
 

@@ -213,7 +213,8 @@ def test_the_json_report_lists_known_violations() -> None:
 
 @pytest.mark.parametrize("stem, prop", [("no-shutting-down-joins-isr", "NoShuttingDownJoinsIsr"),
                                          ("no-controller-after-operator-move", "ActiveControllerOnceSettled"),
-                                         ("preferred-election-znode-stays", "PreferredElectionZnodeConsumed")])
+                                         ("preferred-election-znode-stays", "PreferredElectionZnodeConsumed"),
+                                         ("lost-create-reply", "CacheMatchesZk")])
 def test_every_known_violation_has_a_committed_trace_that_replays(stem, prop) -> None:
     from kcm.checker.replay import replay_itf
     from kcm.model.findings import KNOWN_2_6_VIOLATIONS
