@@ -153,7 +153,13 @@ def machine_for(cfg: ModelConfig, *, invariants: Iterable[str] | None = None,
     alone. `stats` is updated as the machine runs."""
     probe = KafkaModel(cfg, symmetry=False)
     checked = [p for p in probe.properties() if isinstance(p, (Always, AlwaysStep))]
-    if invariants is not None:
+    if invariants is None:
+        # What Kafka 2.6 itself breaks under this config (kcm.model.findings) is reported by the
+        # explorer and does not fail it; a walk that meets it is not a failure either. Named
+        # explicitly with `invariants`, it is checked.
+        known = probe.known_violations()
+        checked = [p for p in checked if p.name not in known]
+    else:
         wanted = list(invariants)
         unknown = [n for n in wanted if n not in {p.name for p in checked}]
         if unknown:

@@ -60,8 +60,9 @@ _VARIANTS = (
     Variant("V9", "KAFKA-6650", "2.0.0",
             "OfflineReplica only moves replicas of partitions with leadership info",
             "TopicDeletionEventuallyCompletes", "v9", "offline_replica_needs_leadership"),
-    # Classes the issue-10 oracle added (judged at `settled`, with dead brokers left dead).
-    Variant("V10", "pre-2.4 ReplicaStateMachine.startup", "2.4.0",
+    # Classes the issue-10 oracle added (judged at `settled`, with dead brokers left dead). V10's
+    # change came with the 2.4 ReplicaStateMachine.startup rewrite; its JIRA key is not confirmed.
+    Variant("V10", "(pre-2.4)", "2.4.0",
             "controller failover moves replicas on dead brokers to ReplicaDeletionIneligible only, "
             "never to OfflineReplica, so their ISR membership is left alone (model only; impl/ does not honour it)",
             "DeadReplicaOnlyAsSoleIsrMember", "v10", "failover_leaves_offline_replicas", impl=False),

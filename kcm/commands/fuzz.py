@@ -42,7 +42,7 @@ from kcm.checker.stateful import (
 from kcm.errors import EXIT_PASS, EXIT_VIOLATION, UsageError, check_writable_dir
 from kcm.exploration import VARIANT_HELP, load_config
 from kcm.impl.model_alignment import ModelAlignment
-from kcm.model.variants import ALL_VARIANTS
+from kcm.model.variants import ALL_VARIANTS, SYNTHETIC_VARIANTS
 
 
 @click.command(name="fuzz")
@@ -71,6 +71,9 @@ def command(preset, config_file, variant, examples, steps, seed, as_kafka, out, 
     Exit codes: 0 no failure within the bounds; 1 a failure; 2 bad usage."""
     console = Console(highlight=False, soft_wrap=True)
     name, label, cfg = load_config(preset, config_file, variant)
+    if cfg.variant in SYNTHETIC_VARIANTS:
+        raise UsageError(f"variant {cfg.variant} is synthetic (a livelock in the model only, for "
+                         "`kcm explore --liveness`); the implementation does not have it")
     if cfg.variant and not ALL_VARIANTS[cfg.variant].impl:
         raise UsageError(f"variant {cfg.variant} is in the model only (the implementation does not have it), "
                          "so lock-step fuzzing cannot compare them; explore it with `kcm explore`")
