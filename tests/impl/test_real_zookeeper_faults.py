@@ -22,31 +22,17 @@ import socket
 import threading
 import time
 
-from kcm.impl.kafka_config import KafkaConfig
 from kcm.impl.threaded_cluster import ThreadedCluster
 from kcm.impl.zk.kazoo_backend import KazooZooKeeper
 from kcm.impl.zk_data import TopicPartition
+from tests.impl import threaded
+from tests.impl.threaded import FAST, ORDERS
 
-FAST = KafkaConfig(replica_lag_time_max_ms=2000, replica_fetch_interval_ms=20, isr_change_propagation_blackout_ms=20,
-                   isr_change_propagation_interval_ms=100, controlled_shutdown_retry_backoff_ms=50,
-                   request_send_backoff_ms=20)
 WAIT_S = 60
-ORDERS = {0: (0, 1, 2), 1: (1, 2, 0), 2: (2, 0, 1)}
 
 
 def wait_for(condition, timeout_s: float = WAIT_S) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            if condition():
-                return True
-        except Exception:   # noqa: BLE001 - ZooKeeper not back yet
-            pass
-        time.sleep(0.05)
-    try:
-        return bool(condition())
-    except Exception:   # noqa: BLE001
-        return False
+    return threaded.wait_for(condition, timeout_s, tolerate=(Exception,))   # ZooKeeper not back yet
 
 
 class TcpProxy:

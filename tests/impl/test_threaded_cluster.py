@@ -8,30 +8,21 @@ interleaving matters it holds a controller between two events (`processing_lock`
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
-from kcm.impl.kafka_config import KafkaConfig
 from kcm.impl.kafka_zk_client import ControllerMovedException
 from kcm.impl.threaded_cluster import ThreadedCluster
 from kcm.impl.zk_data import TopicPartition
 from kcm.model.election import LeaderAndIsr
+from tests.impl import threaded
+from tests.impl.threaded import FAST, ORDERS
 
-FAST = KafkaConfig(replica_lag_time_max_ms=2000, replica_fetch_interval_ms=20, isr_change_propagation_blackout_ms=20,
-                   isr_change_propagation_interval_ms=100, controlled_shutdown_retry_backoff_ms=50,
-                   request_send_backoff_ms=20)
 WAIT_S = 20
-ORDERS = {0: (0, 1, 2), 1: (1, 2, 0), 2: (2, 0, 1)}
 
 
 def wait_for(condition, timeout_s: float = WAIT_S) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.01)
-    return condition()
+    return threaded.wait_for(condition, timeout_s)
 
 
 @pytest.fixture(params=["zookeeper", "memory"])
