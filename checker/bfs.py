@@ -149,7 +149,7 @@ class _Explorer:
         self.inits: list = []
         self.violations: list[Violation] = []
         #: Properties the model lists as known behaviour of the system, and their violations found.
-        self.known = dict(getattr(model, "known_violations", dict)())
+        self.known = dict(model.known_violations())
         self.known_found: list[Violation] = []
         self.witnesses: dict[str, Trace] = {}
         self.counters = CoverageCounters()

@@ -197,14 +197,16 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
         console.print("Invalid transitions requested (logged and skipped, as Kafka 2.6 does): "
                       + ", ".join(" ".join(map(str, e)) for e in cov.outside_universe))
     if out is not None:
+        def write(trace, **meta):
+            # Every trace of this run names the same config and replays through the same factory.
+            return write_counterexample(model, trace, out, config={"preset": name, **config_fields(cfg)},
+                                        model_factory=MODEL_FACTORY,
+                                        model_args={"symmetry": symmetry, **config_fields(cfg)}, **meta)
+
         for v in result.violations:
             if v.trace is None:
                 continue
-            paths = write_counterexample(model, v.trace, out, invariant=v.name, kind=v.kind,
-                                         config={"preset": name, **config_fields(cfg)},
-                                         model_factory=MODEL_FACTORY,
-                                         model_args={"symmetry": symmetry, **config_fields(cfg)},
-                                         source=f"kcm explore {name}", loop=v.loop)
+            paths = write(v.trace, invariant=v.name, kind=v.kind, source=f"kcm explore {name}", loop=v.loop)
             files[v.name] = str(paths["itf"])
             shape = (f"{v.trace_length} steps" if v.loop is None else
                      f"lasso: {v.loop} steps, then a cycle of {v.trace_length - v.loop} back to state {v.loop}")
@@ -215,21 +217,14 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
             # reviewer can read and replay it; it does not fail the verdict.
             if v.trace is None:
                 continue
-            paths = write_counterexample(model, v.trace, out, invariant=v.name, kind=v.kind, stem=f"known_{v.name}",
-                                         config={"preset": name, **config_fields(cfg)},
-                                         model_factory=MODEL_FACTORY,
-                                         model_args={"symmetry": symmetry, **config_fields(cfg)},
-                                         source=f"kcm explore {name}",
-                                         description=f"known Kafka 2.6 behaviour ({result.known_reasons.get(v.name, '')})")
+            paths = write(v.trace, invariant=v.name, kind=v.kind, stem=f"known_{v.name}", source=f"kcm explore {name}",
+                          description=f"known Kafka 2.6 behaviour ({result.known_reasons.get(v.name, '')})")
             files[f"known {v.name}"] = str(paths["itf"])
             console.print(f"  known 2.6 behaviour {v.name}: {paths['text']} ({v.trace_length} steps)")
         for k in live.known if live is not None else ():
-            paths = write_counterexample(model, k.trace, out, invariant=f"known {k.known}", kind="liveness",
-                                         stem=f"known_{k.known}", config={"preset": name, **config_fields(cfg)},
-                                         model_factory=MODEL_FACTORY,
-                                         model_args={"symmetry": symmetry, **config_fields(cfg)},
-                                         source=f"kcm explore --liveness {name}", loop=k.loop,
-                                         description=f"known Kafka 2.6 loop {k.known} ({k.finding})")
+            paths = write(k.trace, invariant=f"known {k.known}", kind="liveness", stem=f"known_{k.known}",
+                          source=f"kcm explore --liveness {name}", loop=k.loop,
+                          description=f"known Kafka 2.6 loop {k.known} ({k.finding})")
             files[f"known {k.known}"] = str(paths["itf"])
             console.print(f"  known loop {k.known} ({k.finding}): {paths['text']}")
     console.print(f"Explored in {time.perf_counter() - started:.1f} s.")

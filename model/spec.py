@@ -345,22 +345,23 @@ def _spend(w: World, b: Budget) -> None:
     w.spent[b] += 1
 
 
+def _process_head_event(w: World, b: int) -> None:
+    """Broker `b`'s controller event thread takes the head of its queue and processes it whole."""
+    broker = w.brokers[b]
+    event = broker.queue[0]
+    w.brokers[b] = broker._replace(queue=broker.queue[1:])
+    Controller(w, b).process(event)
+
+
 def _apply(w: World, action) -> None:  # noqa: C901 - one arm per action, as a TLA+ Next
     kind = type(action)
     if kind is ControllerProcessEvent:
-        b = action.broker
-        broker = w.brokers[b]
-        event = broker.queue[0]
-        w.brokers[b] = broker._replace(queue=broker.queue[1:])
-        Controller(w, b).process(event)
+        _process_head_event(w, action.broker)
     elif kind is ZkLoseReply or kind is ZkConnectionLoss:
         _spend(w, Budget.LOST_ACKS if kind is ZkLoseReply else Budget.CONNECTION_LOSSES)
         b = action.broker
-        broker = w.brokers[b]
-        event = broker.queue[0]
-        w.brokers[b] = broker._replace(queue=broker.queue[1:])
         w.lose_reply = b
-        Controller(w, b).process(event)
+        _process_head_event(w, b)
         if w.lose_reply == b:
             raise NoEffect(action)   # the event wrote no partition state: no reply to lose
     elif kind is NetworkDeliver:

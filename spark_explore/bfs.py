@@ -59,9 +59,9 @@ Spark figures per level (`LevelFigures`, in `result.extra["spark"]["levels"]` an
 from __future__ import annotations
 
 import itertools
-from collections import Counter
 import re
 import time
+from collections import Counter
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
@@ -230,7 +230,7 @@ class _SparkExplorer:
         self.edges: Counter = Counter()   # table edge -> transitions that took it
         self.witnesses: dict[str, tuple] = {}
         self.violations: list[tuple] = []
-        self.known = dict(getattr(model, "known_violations", dict)())
+        self.known = dict(model.known_violations())
         self.known_found: list[tuple] = []
         self.levels: list[dict] = []
         self.elapsed_before = 0.0
@@ -319,6 +319,7 @@ class _SparkExplorer:
         self.new_states, self.first_seen = dict(state.new_states), dict(state.first_seen)
         self.edges, self.witnesses = Counter(state.edges), dict(state.witnesses)
         self.violations, self.levels = list(state.violations), list(state.levels)
+        self.known_found = list(state.known_found)
         self.always = tuple(p for p in self.always if p.name in state.active_always)
         self.steps = tuple(p for p in self.steps if p.name in state.active_steps)
         self.goals = tuple(g for g in self.goals if g.name not in self.witnesses)
@@ -532,7 +533,8 @@ class _SparkExplorer:
             edges=Counter(self.edges), witnesses=dict(self.witnesses),
             violations=list(self.violations), active_always=tuple(p.name for p in self.always),
             active_steps=tuple(p.name for p in self.steps), check_deadlock=self.check_deadlock,
-            levels=list(self.levels), elapsed_s=self.elapsed_before + self.clock.now() - self.clock.start)
+            levels=list(self.levels), known_found=list(self.known_found),
+            elapsed_s=self.elapsed_before + self.clock.now() - self.clock.start)
         self.sc.setJobGroup(f"{self.group}-snapshot", "kcm: snapshot", True)
         snapshots.save_snapshot(self.sc, self.opts.checkpoint_dir, state,
                                 self.records, keep=self.opts.keep_checkpoints)

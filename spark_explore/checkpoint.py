@@ -59,6 +59,8 @@ class DriverState:
     check_deadlock: bool
     levels: list[dict] = field(default_factory=list)
     elapsed_s: float = 0.0
+    #: Known behaviour of the system found so far (kcm.model.findings): (name, kind, path).
+    known_found: list[tuple] = field(default_factory=list)
 
 
 def _fs(sc, path: str):

@@ -138,3 +138,19 @@ def test_diagram_tables_writes_dot_svg_and_png(tmp_path) -> None:
     assert names == sorted(f"{m}_state_machine.{ext}" for m in ("partition", "replica") for ext in ("dot", "png", "svg"))
     assert (tmp_path / "replica_state_machine.svg").read_text().lstrip().startswith("<?xml")
     assert (tmp_path / "partition_state_machine.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_explore_writes_the_trace_of_a_known_2_6_violation_and_passes(tmp_path) -> None:
+    """A listed Kafka 2.6 behaviour does not fail the run, and its shortest trace is written as
+    `known_<Property>.*` beside the other outputs, replayable to the same violation."""
+    from kcm.checker.replay import replay_itf
+
+    config = tmp_path / "shutdown.toml"
+    config.write_text("brokers = 2\nreplication_factor = 2\nmax_broker_crashes = 0\nmax_session_expiries = 0\n"
+                      "max_controlled_shutdowns = 1\n")
+    out = tmp_path / "out"
+    assert main(["explore", "--config", str(config), "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["verdict"] == "pass"
+    assert [(k["invariant"], k["trace_length"]) for k in report["known_violations"]] == [("NoShuttingDownJoinsIsr", 14)]
+    replay_itf(out / "known_NoShuttingDownJoinsIsr.itf.json")   # raises unless it reaches the violation again

@@ -137,6 +137,28 @@ def test_kafka_known_violations_match_the_sequential_explorer(spark):
             == [(v.name, v.trace_length) for v in sequential.known_violations] == [("NoShuttingDownJoinsIsr", 14)])
 
 
+def test_a_resumed_run_keeps_the_known_violations_found_before_its_snapshot(spark, tmp_path):
+    """The snapshot carries the known violations found so far: a run interrupted after the
+    14-step NoShuttingDownJoinsIsr and resumed still reports it, with the same trace."""
+    from kcm.model.config import ModelConfig
+    cfg = ModelConfig.from_mapping({"brokers": 2, "replication_factor": 2, "max_broker_crashes": 0,
+                                    "max_session_expiries": 0, "max_controlled_shutdowns": 1})
+    spec, folder = ModelSpec.kafka(cfg), str(tmp_path / "snapshots")
+
+    def interrupt_at_level_18(progress):
+        if progress.phase == "level" and progress.level == 18:
+            raise KeyboardInterrupt
+
+    first = explore_spark(spark, spec, partitions=2, checkpoint_every=4, checkpoint_dir=folder,
+                          progress=interrupt_at_level_18)
+    assert first.reason == "interrupted"
+    resumed = explore_spark(spark, spec, partitions=2, checkpoint_every=4, checkpoint_dir=folder, resume_from=folder)
+    assert resumed.extra["spark"]["resumed_from_level"] > 14
+    assert resumed.verdict == "pass"
+    assert [(v.name, v.trace_length) for v in resumed.known_violations] == [("NoShuttingDownJoinsIsr", 14)]
+    assert resumed.known_violations[0].trace == first.known_violations[0].trace
+
+
 # ---- the visited set stays where it is ---------------------------------------------------------------
 
 
