@@ -192,7 +192,23 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         w.disarm(self.me, CONTROLLER_WATCHES | (w.zk.watches[self.me] & _ALL_PARTITION_WATCHES))
         for d in range(w.nb):
             w.drop_channel(self.me, d)
-        self._thaw(empty_context(w.nb, w.np))
+        if self.flags.resignation_keeps_context:
+            self._reset_context_keeping_stale()
+        else:
+            self._thaw(empty_context(w.nb, w.np))
+
+    def _reset_context_keeping_stale(self) -> None:
+        """V12 (KAFKA-5310, before 0.11.0.0): `onControllerResignation` shut the state machines down
+        (their states cleared), reset the deletion manager, shut the channel manager down and set
+        `epoch = 0`, and left the rest of the context as it was: live brokers, assignments,
+        leadership, shutting-down brokers, partitions being reassigned
+        (kafka@0.10.2.2:core/src/main/scala/kafka/controller/KafkaController.scala
+        onControllerResignation; the fix added `resetControllerContext()`)."""
+        kept = (self.live, self.broker_epochs, self.shutting_down, self.assignment, self.adding, self.removing,
+                self.reassigning, self.leadership)
+        self._thaw(empty_context(self.w.nb, self.w.np))
+        (self.live, self.broker_epochs, self.shutting_down, self.assignment, self.adding, self.removing,
+         self.reassigning, self.leadership) = kept
 
     def on_controller_failover(self) -> None:
         """`onControllerFailover`, in Kafka's order (reference §3.2)."""
@@ -210,7 +226,14 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         self.assignment = list(zk.assignment)
         self.adding = list(zk.adding)
         self.removing = list(zk.removing)
+        stale_reassigning = self.reassigning   # 0 unless V12 kept the earlier term's
         self.reassigning = mask_of(p for p in range(w.np) if zk.adding[p] or zk.removing[p])
+        if self.flags.resignation_keeps_context:
+            # `partitionsBeingReassigned.add(topicPartition)` adds to the set, which with V12 still
+            # holds the earlier term's partitions (kafka@2.6.x:core/src/main/scala/kafka/controller/
+            # KafkaController.scala initializeControllerContext; kafka@0.10.2.2: `partitionsBeingReassigned
+            # ++= partitionsToReassign` in initializePartitionReassignment, the KAFKA-5310 report)
+            self.reassigning |= stale_reassigning
         self.shutting_down = 0
         self.leadership = [zk.partitions[p] if zk.assignment[p] else NO_ZNODE for p in range(w.np)]
         self.channel = self.live
@@ -265,7 +288,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
                     self.replica_states[p][b] = R.ReplicaDeletionIneligible
                     offline.append((p, b))
         self.handle_replica_state_changes(online, R.OnlineReplica)
-        if self.flags.failover_leaves_offline_replicas:  # V10 (before 2.4): offline replicas left alone
+        if self.flags.failover_leaves_offline_replicas:  # V10 (KAFKA-3143, before 2.3): offline replicas left alone
             return
         self.handle_replica_state_changes(offline, R.OfflineReplica)
 

@@ -120,6 +120,7 @@ class ReassignmentMixin:
 
     def update_leader_epoch_and_send_request(self, p: int) -> None:
         """Bump the leader epoch (no leader or ISR change) and tell every replica (`updateLeaderEpoch`)."""
+        cached = self.leadership[p]
         written = None
         while written is None:   # re-read and write again on BADVERSION (after a lost reply)
             znode = self.zk.partitions[p]
@@ -128,6 +129,11 @@ class ReassignmentMixin:
             if znode.controller_epoch > self.epoch:
                 raise KafkaError("Leader and isr path written by another controller")  # StateChangeFailedException
             written = self.write_leader_and_isr(p, LeaderAndIsr(znode.leader, znode.leader_epoch + 1, znode.isr), znode)
+        if self.flags.leader_epoch_bump_not_cached:
+            # V13 (KAFKA-9212, before 2.4.0): `finalLeaderIsrAndControllerEpoch = Some(...)` only, no
+            # `controllerContext.partitionLeadershipInfo.put` (kafka@2.3.1:core/src/main/scala/kafka/
+            # controller/KafkaController.scala updateLeaderEpoch): the cache keeps the old epoch
+            self.leadership[p] = cached
         # to every replica of RS with isNew = false (kafka@2.6.x:core/src/main/scala/kafka/controller/
         # KafkaController.scala `updateLeaderEpochAndSendRequest`, lines 879-882)
         self.new_batch()

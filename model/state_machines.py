@@ -236,6 +236,14 @@ class StateMachinesMixin:
                 self.add_stop_replica((b,), p, delete=False)
             with_info = [p for p in valid if self.leadership[p] != NO_ZNODE]
             without_info = [p for p in valid if self.leadership[p] == NO_ZNODE]
+            if self.flags.offline_replica_trusts_cached_isr:
+                # V11 (KAFKA-1170, before 0.8.1): `if (currLeaderIsrAndControllerEpoch.leaderAndIsr.isr
+                # .contains(replicaId)) removeReplicaFromIsr(...) else replicaState.put(..., OfflineReplica)`
+                # (kafka@0.8.0:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala): a replica
+                # the cache leaves out of the ISR goes offline without a look at ZooKeeper's ISR.
+                for p in [p for p in with_info if b not in self.leadership[p].isr]:
+                    rs[p][b] = R.OfflineReplica
+                with_info = [p for p in with_info if b in self.leadership[p].isr]
             for p, znode in self.remove_replicas_from_isr(b, with_info).items():
                 if not self.is_topic_queued_for_deletion(self.w.topic_of(p)):
                     recipients = tuple(r for r in self.assignment[p] if r != b)

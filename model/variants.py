@@ -60,12 +60,30 @@ _VARIANTS = (
     Variant("V9", "KAFKA-6650", "2.0.0",
             "OfflineReplica only moves replicas of partitions with leadership info",
             "TopicDeletionEventuallyCompletes", "v9", "offline_replica_needs_leadership"),
-    # Classes the issue-10 oracle added (judged at `settled`, with dead brokers left dead). V10's
-    # change came with the 2.4 ReplicaStateMachine.startup rewrite; its JIRA key is not confirmed.
-    Variant("V10", "(pre-2.4)", "2.4.0",
+    # Classes the issue-10 oracle added. V10: KAFKA-3143 ("Controller should transition offline
+    # replicas on startup": d77bac1c930 on trunk, cherry-picked as 423610f3d08 into 2.3.0).
+    Variant("V10", "KAFKA-3143", "2.3.0",
             "controller failover moves replicas on dead brokers to ReplicaDeletionIneligible only, "
             "never to OfflineReplica, so their ISR membership is left alone (model only; impl/ does not honour it)",
             "DeadReplicaOnlyAsSoleIsrMember", "v10", "failover_leaves_offline_replicas", impl=False),
+    # V11-V13: issue 10's classes 2, 4 and 5, each the Kafka code before the commit that fixed it
+    # (keys and releases read from Kafka's git history: the first release tag whose history has the
+    # fix, cherry-picks included: KAFKA-1170 32aae7202ce; KAFKA-5310 beeddc25d6b, 69970630ba9 on
+    # 0.11.0; KAFKA-9212 5d0cb1419cd, 522b5177fd7 on 2.4). Model only.
+    Variant("V11", "KAFKA-1170", "0.8.1",
+            "OfflineReplica shrinks the ISR only when the controller's cached ISR holds the replica; "
+            "otherwise the replica goes OfflineReplica with ZooKeeper's ISR untouched (model only)",
+            "OfflineReplicaLeavesIsr", "v11", "offline_replica_trusts_cached_isr", impl=False),
+    Variant("V12", "KAFKA-5310", "0.11.0.0",
+            "controller resignation resets only the epoch, the channel manager, the state machines and "
+            "the deletion manager: live brokers, assignments, leadership, shutting-down brokers and "
+            "partitions being reassigned stay cached, and the next failover adds ZooKeeper's "
+            "reassignments to the stale ones (model only)",
+            "NoStaleContextWhenInactive", "v12", "resignation_keeps_context", impl=False),
+    Variant("V13", "KAFKA-9212", "2.4.0",
+            "a reassignment's leader-epoch bump (updateLeaderEpoch) is written to ZooKeeper and sent "
+            "in LeaderAndIsr but not cached in partitionLeadershipInfo (model only)",
+            "CacheMatchesZkAfterWrite", "v13", "leader_epoch_bump_not_cached", impl=False),
 )
 
 #: The variants by name.
@@ -100,6 +118,9 @@ class Flags:
     shutdown_recipients_exclude_shutting: bool = False  # V8
     offline_replica_needs_leadership: bool = False   # V9
     failover_leaves_offline_replicas: bool = False   # V10 (model only)
+    offline_replica_trusts_cached_isr: bool = False  # V11 (model only)
+    resignation_keeps_context: bool = False          # V12 (model only)
+    leader_epoch_bump_not_cached: bool = False       # V13 (model only)
     replica_election_always_reput: bool = False      # L1 (synthetic, liveness)
 
 
