@@ -1,7 +1,8 @@
 """Historical controller bugs, as named variants of the model (reference: "Historical bugs", V1-V9).
 
-Each variant is a flag that puts back exactly the rule the bug had, in the model and in the
-implementation alike, and names the invariant it must break. The model without a variant is Kafka
+Each variant is a flag that puts back exactly the rule the bug had, in the model and (V1-V9) in
+the implementation alike, and names the invariant it must break; V10-V13, the classes of issue 10's
+oracle, are in the model only (`Variant.impl`). The model without a variant is Kafka
 2.6 and breaks nothing. The variants are first-class citizens, like `Kip101`/`Kip320` next to
 `KafkaReplication` in hachikuji/kafka-specification: tests assert, for each, which invariant the
 explorer finds violated and the length of the shortest counterexample.
