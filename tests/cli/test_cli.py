@@ -104,7 +104,7 @@ def test_console_script_exit_code() -> None:
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip() == ("kcm: error: unknown preset 'nope'; choose one of default, l1, large, tiny, "
-                                   "v1, v10, v2, v3, v4, v5, v6, v7, v8, v9, zkfaults")
+                                   "v1, v10, v11, v12, v13, v2, v3, v4, v5, v6, v7, v8, v9, zkfaults")
 
 
 # ---- the paths a user takes first, through the real command line ---------------------------------
