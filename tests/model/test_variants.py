@@ -79,3 +79,50 @@ def test_the_clean_model_passes_the_whole_preset_of_an_oracle_variant(name) -> N
     result = explore(KafkaModel(healthy))
     assert result.verdict == "pass", result.summary_lines()
     assert [v.name for v in result.known_violations] == (["NoShuttingDownJoinsIsr"] if name == "V11" else [])
+
+
+def _v12_walk(variant: str):
+    """2 brokers, RF 1: reassign (0) -> (1); an operator moves the controller while the reassignment
+    is in progress; broker 1 takes over and completes it; broker 1's session expires and broker 0
+    fails over again. Returns (broker 0's context while it is deposed, the final state)."""
+    from kcm.model.actions import (
+        AdminMoveController, AdminReassign, ControllerProcessEvent, LeaderExpandIsr, NetworkDeliver, ZkSessionExpire,
+    )
+    from kcm.model.spec import enabled_actions, init_states, step
+
+    cfg = ModelConfig.from_mapping({"brokers": 2, "replication_factor": 1, "max_broker_crashes": 0,
+                                    "max_session_expiries": 1, "max_controller_moves": 1, "max_reassignments": 1,
+                                    "reassign_targets": "replace-one", "variant": variant})
+    s = init_states(cfg)[0]
+
+    def do(a):
+        nonlocal s
+        assert a in enabled_actions(cfg, s), a
+        s = step(cfg, s, a)
+
+    def settle():
+        while acts := [a for a in enabled_actions(cfg, s)
+                       if type(a) in (ControllerProcessEvent, NetworkDeliver, LeaderExpandIsr)]:
+            do(acts[0])
+
+    settle()
+    for a in (AdminReassign(0, (1,)), ControllerProcessEvent(0), AdminMoveController(), ControllerProcessEvent(1)):
+        do(a)
+    settle()
+    assert (s.zk.controller, s.zk.reassign, s.zk.assignment, s.zk.adding) == (1, ((),), ((1,),), ((),))
+    deposed = s.brokers[0].ctx
+    do(ZkSessionExpire(1))
+    settle()
+    assert s.zk.controller == 0 and s.brokers[0].active
+    return deposed, s
+
+
+def test_v12_keeps_a_finished_reassignment_which_2_6_structure_resumes_harmlessly() -> None:
+    """docs/model.md, V12: the deposed controller keeps its context (the reassignment it had in
+    progress among it); back in charge it resumes that reassignment from the current assignment,
+    and the cluster ends where the clean model's does."""
+    deposed, end = _v12_walk("V12")
+    assert deposed.reassigning == 1 and deposed.assignment == ((1, 0),)
+    clean_deposed, clean_end = _v12_walk("")
+    assert clean_deposed.reassigning == 0 and clean_deposed.assignment == ((),)
+    assert end.zk == clean_end.zk
