@@ -111,7 +111,7 @@ def reproduces(model: Model, name: str, kind: str, states: Sequence[Any], action
     if kind == "liveness":
         from kcm.checker.liveness import reproduces_liveness  # liveness imports result, not replay
 
-        return reproduces_liveness(model, states, actions)
+        return reproduces_liveness(model, states, actions, prop=name)
     prop = next((p for p in model.properties() if p.name == name), None)
     if prop is None:
         raise ReplayError(f"the model has no property '{name}'")
