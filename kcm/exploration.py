@@ -230,7 +230,7 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
         for k in live.known if live is not None else ():
             paths = write(k.trace, invariant=f"known {k.known}", kind="liveness", stem=f"known_{k.known}",
                           source=f"kcm explore --liveness {name}", loop=k.loop,
-                          description=f"known Kafka 2.6 loop {k.known} ({k.finding})")
+                          description=f"known Kafka 2.6 loop {k.known} ({k.finding}), breaks {k.breaks}")
             files[f"known {k.known}"] = str(paths["itf"])
             console.print(f"  known loop {k.known} ({k.finding}): {paths['text']}")
     console.print(f"Explored in {time.perf_counter() - started:.1f} s.")

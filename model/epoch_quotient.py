@@ -128,6 +128,8 @@ class EpochQuotientModel(KafkaModel):
             cfg = dataclasses.replace(cfg, max_controller_epoch=LIFTED_EPOCH_BOUND)
         super().__init__(cfg, symmetry=False)
         self.quotient = "controller epochs" if quotient else ""
+        if quotient:
+            self.name += " modulo controller epochs"
         self._pruned_state: Cluster | None = None
         self._pruned = False
 

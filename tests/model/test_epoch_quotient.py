@@ -135,3 +135,61 @@ def test_without_the_quotient_the_loop_is_a_chain_cut_by_the_bound_and_undecided
     graph.pruned[:] = bytes(len(graph.pruned))  # the same graph, no pruning told
     blind = check_liveness(KafkaModel(cfg, symmetry=False), graph)
     assert QUIESCENCE_REACHABLE in {v.name for v in blind.violations}
+
+
+#: The reassignment loop's prefix on docs/findings/controller-move-reassignment.toml: partition 0's
+#: only replica (broker 0) and its reassignment target (broker 1) crash and their sessions expire
+#: before broker 2's first failover, with the reassignment to (1,) requested.
+REASSIGNMENT_PREFIX = [A.BrokerCrash(0), A.ZkSessionExpire(0), A.BrokerCrash(1), A.ZkSessionExpire(1),
+                       A.AdminReassign(partition=0, target=(1,))]
+
+
+def reassignment_loop():
+    """The reassignment loop as a lasso from the real initial state: the config's whole graph is
+    millions of states (three brokers, two crashes), so the liveness check runs on the graph
+    explored from the prefix's last state, and the prefix is put in front of the lasso it finds.
+    Returns (model, prefix trace, liveness result from there)."""
+    cfg = _config("controller-move-reassignment")
+    model = EpochQuotientModel(cfg)
+    state = model.init_states()[0]
+    prefix = [(None, state)]
+    for action in REASSIGNMENT_PREFIX:
+        state = model.step(state, action)
+        prefix.append((action, state))
+
+    class FromPrefix(EpochQuotientModel):
+        def init_states(self):
+            return (state,)
+
+    start = FromPrefix(cfg)
+    result = explore(start, keep_graph=True, symmetry=False, stop_on_violation=False)
+    return model, prefix, check_liveness(start, result.extra["graph"])
+
+
+@pytest.mark.slow
+def test_the_reassignment_loop_is_a_known_lasso() -> None:
+    # (about 110,000 states: some 40 s alone, two minutes on a loaded machine; the committed trace
+    # docs/findings/controller-move-reassignment.itf.json is this lasso)
+    """Findings 6: broker 2's every failover resumes the reassignment of partition 0, which has no
+    state znode and no live replica, and A1's updateLeaderEpoch throws."""
+    model, prefix, live = reassignment_loop()
+    assert live.verdict == "pass", live.summary_lines()
+    assert [k.known for k in live.known] == ["ResumedReassignmentWithoutStateZnode"]
+    [k] = live.known
+    assert live.nodes == 109_927  # explored from the prefix's last state, modulo controller epochs
+    # the first failover moves the controller already (U1 written, then maybeResumeReassignments
+    # throws); it and its ControllerChange, then the ZkPartitionReassignment event queued meanwhile
+    # (a no-op: the controller is inactive), then the loop: Reelect, ControllerChange
+    assert (k.breaks, k.prefix_length, k.cycle_length) == (EVENTUALLY_SETTLED, 3, 2)
+    assert [a for a, _ in k.trace[1:]] == [A.ControllerProcessEvent(2)] * 5
+    entry = k.trace[k.loop][1]
+    assert entry.zk.partitions[0] == NO_ZNODE and entry.zk.assignment[0] == (1, 0) and entry.zk.adding[0] == (1,)
+    assert k.trace[-1][1].zk.controller_epoch == entry.zk.controller_epoch + 1
+    # from the real initial state, through the same quotient model: a replayable lasso
+    from kcm.checker.liveness import reproduces_liveness
+
+    full = prefix + list(k.trace[1:])
+    states, actions = [s for _, s in full], [a for a, _ in full[1:]]
+    assert model.fingerprint(states[-1]) == model.fingerprint(states[len(prefix) - 1 + k.loop])
+    assert reproduces_liveness(model, states, actions, prop=EVENTUALLY_SETTLED)
+    assert not reproduces_liveness(model, states, actions, prop=EVENTUALLY_QUIESCENT)  # a restart is fair there
