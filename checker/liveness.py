@@ -39,6 +39,19 @@ quiescent states along healing edges. A failing state leads, by healing steps, i
 component with no quiescent state: a fair livelock (reported above) or a state where no healing
 action is enabled and that is not quiescent (a healing deadlock, which only this property sees).
 
+**EventuallySettled** (for a model that tells settled states, `Model.is_settled`): the same check
+with the settled states as the goal and the healing actions `Model.is_unforced` says fairness does
+not force (restarting a dead broker: a dead machine may stay dead) left out of the fairness
+condition. A cycle that only a restart would leave is a livelock here, not for EventuallyQuiescent.
+
+**Pruned states.** A state one of whose healing steps a bound of the model cut (`Model.pruned`: an
+event queue's capacity, an epoch bound; a TLC state constraint) has a future the graph does not
+show. Such a state is never blamed: a fair component containing one is undecided, not reported,
+and a state that cannot settle except through one is undecided, not a QuiescenceAlwaysReachable
+failure. The summary counts them. (A model explored modulo a quotient, such as the Kafka model
+modulo controller epochs, `kcm.model.epoch_quotient`, identifies states by `Model.fingerprint`; the
+lasso's last state then equals its loop state up to the quotient.)
+
 **Lassos.** Each fair livelock is reported as a lasso: the shortest prefix (the BFS tree path) to
 the component's shallowest state (its smallest node id), then a cycle from that state back to it
 through the component: the shortest cycle, extended by a detour through an edge of each healing
@@ -205,8 +218,8 @@ def check_liveness(model: Model, graph: ExploredGraph | None, *, backend: str = 
         unknown_count = 0
         for component in fair:
             lasso = _lasso(model, graph, component, healing, unforced, prop)
-            # the cycle from its entry state on (the entry's own step first)
-            cycle = lasso.trace[lasso.loop:]
+            # the entry state (no action), then each step of the cycle
+            cycle = ((None, lasso.trace[lasso.loop][1]),) + lasso.trace[lasso.loop + 1:]
             match = next((k for k in known_loops if k.property == prop and k.matches(cycle)), None)
             if match is None:
                 unknown_count += 1

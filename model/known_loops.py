@@ -9,12 +9,13 @@ leaderless partition that throws, the next controller doing the same). A known l
 
 - `name`: a short CamelCase name of the loop;
 - `finding`: the Finding that explains it (docs/model.md, "Findings");
-- `property`: the liveness property it breaks ("EventuallyQuiescent" or
+- `property`: the liveness property it breaks ("EventuallyQuiescent", "EventuallySettled" or
   "QuiescenceAlwaysReachable", see `kcm.checker.liveness`);
-- `matches(cycle)`: whether a lasso's cycle is this loop; `cycle` is the cycle's steps as
-  `(action, state)` pairs (the action taken into the state), the first state being the loop's
-  entry. A predicate on what the cycle does (the events it processes, the znodes it reads) rather
-  than on one exact state, so that it recognises the loop in every config that has it;
+- `matches(cycle)`: whether a lasso's cycle is this loop; `cycle` is `[(None, entry), (action,
+  state), ...]`: the loop's entry state, then each step of the cycle (the action taken into the
+  state), the last state equal to the entry (up to the quotient the graph was explored modulo). A
+  predicate on what the cycle does (the events it processes, the znodes it reads) rather than on
+  one exact state, so that it recognises the loop in every config that has it;
 - `doc`: one paragraph, the why.
 
 The gate stays green on a known loop, and its lasso is still written out, so that the behaviour
