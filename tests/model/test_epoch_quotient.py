@@ -193,3 +193,34 @@ def test_the_reassignment_loop_is_a_known_lasso() -> None:
     assert model.fingerprint(states[-1]) == model.fingerprint(states[len(prefix) - 1 + k.loop])
     assert reproduces_liveness(model, states, actions, prop=EVENTUALLY_SETTLED)
     assert not reproduces_liveness(model, states, actions, prop=EVENTUALLY_QUIESCENT)  # a restart is fair there
+
+
+#: States modulo controller epochs (the plain graph's counts are in test_liveness_presets for tiny).
+QUOTIENT_NODES = {"tiny": 9_978, "v1": 9_666, "v5": 2_957, "v6": 1_094, "v8": 3_293, "v9": 702, "zkfaults": 12_908}
+
+
+@pytest.mark.parametrize("preset", sorted(QUOTIENT_NODES))
+def test_the_presets_settle_modulo_controller_epochs(preset) -> None:
+    """As `kcm explore --liveness` runs them: all three liveness properties hold on the clean model
+    and on the historical variants (their bugs are safety bugs), nothing is pruned."""
+    from kcm import config
+
+    model = EpochQuotientModel(config.load_preset(preset))
+    result = explore(model, keep_graph=True, symmetry=False, stop_on_violation=False)
+    live = check_liveness(model, result.extra["graph"])
+    assert live.verdict == "pass", live.summary_lines()
+    assert live.checked == (EVENTUALLY_QUIESCENT, EVENTUALLY_SETTLED, QUIESCENCE_REACHABLE)
+    assert (live.nodes, live.fair_components, live.unsettleable_states, live.pruned_states) == (
+        QUOTIENT_NODES[preset], 0, 0, 0)
+
+
+def test_the_synthetic_loop_breaks_all_three_modulo_controller_epochs() -> None:
+    from kcm import config
+
+    model = EpochQuotientModel(config.load_preset("l1"))
+    result = explore(model, keep_graph=True, symmetry=False, stop_on_violation=False)
+    live = check_liveness(model, result.extra["graph"])
+    assert [v.name for v in live.violations] == [EVENTUALLY_QUIESCENT, EVENTUALLY_SETTLED, QUIESCENCE_REACHABLE]
+    assert (live.nodes, live.fair_components, live.unsettleable_states) == (10_809, 41, 10_809)
+    v = live.violations[0]
+    assert (v.loop, v.trace_length) == (9, 10)
