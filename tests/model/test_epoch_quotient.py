@@ -224,3 +224,19 @@ def test_the_synthetic_loop_breaks_all_three_modulo_controller_epochs() -> None:
     assert (live.nodes, live.fair_components, live.unsettleable_states) == (10_809, 41, 10_809)
     v = live.violations[0]
     assert (v.loop, v.trace_length) == (9, 10)
+
+
+@pytest.mark.parametrize("name, loop, length", [("controller-move-preferred", 4, 6),
+                                                ("controller-move-reassignment", 8, 10)])
+def test_the_committed_lassos_replay(name, loop, length) -> None:
+    """docs/findings' lassos replay from the initial state through the quotient model and are fair
+    cycles of EventuallySettled (`replay_itf` raises otherwise)."""
+    from kcm.checker.itf import read_itf
+    from kcm.checker.replay import replay_itf
+
+    path = ROOT / "docs" / "findings" / f"{name}.itf.json"
+    trace = read_itf(path)
+    assert (trace.loop, len(trace.states) - 1) == (loop, length)
+    assert trace.meta["model_factory"] == "kcm.model.epoch_quotient:quotient_model_for"
+    _, states = replay_itf(path)
+    assert states[-1] != states[loop] and normalize_epochs(states[-1]) == normalize_epochs(states[loop])
