@@ -27,6 +27,7 @@ from kcm import config
 from kcm.checker.bfs import explore
 from kcm.checker.graph import to_networkx
 from kcm.checker.liveness import check_liveness
+from kcm.model.epoch_quotient import EpochQuotientModel
 from kcm.model.spec import KafkaModel
 
 
@@ -34,8 +35,10 @@ def _rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def run(preset: str, keep: bool, nx_max_edges: int) -> dict:
-    model = KafkaModel(config.load_preset(preset), symmetry=False)
+def run(preset: str, keep: bool, nx_max_edges: int, quotient: bool = False) -> dict:
+    # `quotient`: as `kcm explore --liveness` runs it, modulo controller epochs (model/epoch_quotient.py)
+    model = (EpochQuotientModel(config.load_preset(preset)) if quotient
+             else KafkaModel(config.load_preset(preset), symmetry=False))
     rss = _rss()
     started, cpu = time.perf_counter(), time.process_time()
     result = explore(model, symmetry=False, keep_graph=keep, stop_on_violation=not keep)
@@ -61,6 +64,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--presets", default="tiny,default")
     parser.add_argument("--nx-max-edges", type=int, default=2_000_000)
+    parser.add_argument("--quotient", action="store_true",
+                        help="also a row per preset modulo controller epochs, as kcm explore --liveness runs it")
     args = parser.parse_args()
     print(f"Liveness, {time.strftime('%Y-%m-%d')}, {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cores, Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f}\n")
@@ -69,11 +74,16 @@ def main() -> None:
           "| networkx B/edge |")
     print("|---|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|")
     ctx = multiprocessing.get_context("spawn")
-    for preset in args.presets.split(","):
+    rows = [(p, False) for p in args.presets.split(",")]
+    if args.quotient:
+        rows += [(p, True) for p in args.presets.split(",")]
+    for preset, quotient in rows:
         with ctx.Pool(1) as pool:
-            plain = pool.apply(run, (preset, False, args.nx_max_edges))
+            plain = pool.apply(run, (preset, False, args.nx_max_edges, quotient))
         with ctx.Pool(1) as pool:
-            kept = pool.apply(run, (preset, True, args.nx_max_edges))
+            kept = pool.apply(run, (preset, True, args.nx_max_edges, quotient))
+        if quotient:
+            preset += " (modulo controller epochs)"
         per_edge = 6
         per_state = (kept["array_bytes"] - per_edge * kept["edges"]) / kept["nodes"]
         nx_cell = f"{kept['nx_bytes_per_edge']:.0f}" if "nx_bytes_per_edge" in kept else "(not built)"

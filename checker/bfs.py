@@ -203,6 +203,9 @@ class _Explorer:
         if graph is not None:
             add_node, add_edge, begin = graph.add_node, graph.add_edge, graph.begin
             is_healing, is_quiescent = model.is_healing, model.is_quiescent
+            # Asked only of a model that can prune (`Model.pruned`), right after its successors.
+            pruned = None if type(model).pruned is Model.pruned else model.pruned
+            is_settled = None if type(model).is_settled is Model.is_settled else model.is_settled
 
         try:
             # Level 0: the initial states.
@@ -214,7 +217,8 @@ class _Explorer:
                     continue
                 parents[f] = (None, index)
                 if graph is not None:
-                    ids[f] = add_node(NO_PARENT, index, is_quiescent(state))
+                    ids[f] = add_node(NO_PARENT, index, is_quiescent(state),
+                                      None if is_settled is None else is_settled(state))
                 frontier.append((state, f))
                 for p in self.always:
                     if not p.holds(state):
@@ -257,7 +261,8 @@ class _Explorer:
                             if tf not in parents:
                                 parents[tf] = (f, n)
                                 if graph is not None:
-                                    ids[tf] = add_node(sid, n, is_quiescent(t))
+                                    ids[tf] = add_node(sid, n, is_quiescent(t),
+                                                       None if is_settled is None else is_settled(t))
                                 news[k] = news.get(k, 0) + 1
                                 next_frontier.append((t, tf))
                                 for p in always:
@@ -268,6 +273,8 @@ class _Explorer:
                                 add_edge(ids[tf], a, is_healing(s, a))
                             n += 1
                         self.generated += n
+                        if graph is not None and pruned is not None and pruned(s):
+                            graph.mark_pruned(sid)
                         outdegrees[n] = outdegrees.get(n, 0) + 1
                         if n == 0 and self.check_deadlock and not model.is_terminal(s):
                             self._violated(DEADLOCK, DEADLOCK, self._trace_to(f), level)

@@ -14,10 +14,11 @@ are stored grouped by source (compressed sparse rows):
   action values seen) shifted left by one, with the low bit set when the step heals
   (`Model.is_healing`);
 - per node: the BFS parent and the successor index that found it (`parent`, `parent_index`; the
-  initial state's index in `Model.init_states()` for roots), and whether it is quiescent
-  (`quiescent`, a `bytearray`).
+  initial state's index in `Model.init_states()` for roots), whether it is quiescent
+  (`quiescent`, a `bytearray`), settled (`settled`) and whether a bound left out one of its
+  healing steps (`pruned`).
 
-That is 6 bytes per edge and 15 per node, beside the explorer's visited set (measured in
+That is 6 bytes per edge and 17 per node, beside the explorer's visited set (measured in
 `bench/liveness.py` and docs/benchmarks.md). A networkx `DiGraph` of the same edges costs a few
 hundred bytes per edge, so the algorithms below have two backends: networkx (`nx`) while the
 graph is small (`NX_EDGE_LIMIT`), and equivalents on the arrays (`arrays`) beyond: an iterative
@@ -52,6 +53,10 @@ class ExploredGraph:
         self.parent = array("I")
         self.parent_index = array("H")
         self.quiescent = bytearray()
+        #: Per node, 1 if it is settled (`Model.is_settled`; the quiescent flag unless told).
+        self.settled = bytearray()
+        #: Per node, 1 if a bound left out one of its healing steps (`Model.pruned`).
+        self.pruned = bytearray()
         #: The distinct actions, by id.
         self.actions: list[Hashable] = []
         self._action_ids: dict[Hashable, int] = {}
@@ -60,15 +65,21 @@ class ExploredGraph:
 
     # ---- building (the explorer calls these) ----------------------------------------------------
 
-    def add_node(self, parent: int, index: int, quiescent: bool) -> int:
-        """A newly discovered state; returns its id."""
+    def add_node(self, parent: int, index: int, quiescent: bool, settled: bool | None = None) -> int:
+        """A newly discovered state; returns its id. `settled` defaults to `quiescent`."""
         node = len(self.parent)
         if node >= NO_PARENT:
             raise GraphTooLarge("more than 2**32 - 1 states")
         self.parent.append(parent)
         self.parent_index.append(index)
         self.quiescent.append(1 if quiescent else 0)
+        self.pruned.append(0)
+        self.settled.append(1 if (quiescent if settled is None else settled) else 0)
         return node
+
+    def mark_pruned(self, node: int) -> None:
+        """A bound left out one of `node`'s healing steps (`Model.pruned`)."""
+        self.pruned[node] = 1
 
     def begin(self, node: int) -> None:
         """The explorer starts expanding `node` (always the next one in id order)."""
@@ -137,7 +148,7 @@ class ExploredGraph:
     def nbytes(self) -> int:
         """Bytes held by the arrays (not the `actions` list, a few hundred values)."""
         return sum(a.itemsize * len(a) for a in (self.offsets, self.targets, self.labels, self.parent,
-                                                  self.parent_index)) + len(self.quiescent)
+                                                  self.parent_index)) + len(self.quiescent) + len(self.pruned) + len(self.settled)
 
     def healing_mask(self) -> bytearray:
         """One byte per edge: 1 for a healing step."""

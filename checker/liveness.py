@@ -39,6 +39,19 @@ quiescent states along healing edges. A failing state leads, by healing steps, i
 component with no quiescent state: a fair livelock (reported above) or a state where no healing
 action is enabled and that is not quiescent (a healing deadlock, which only this property sees).
 
+**EventuallySettled** (for a model that tells settled states, `Model.is_settled`): the same check
+with the settled states as the goal and the healing actions `Model.is_unforced` says fairness does
+not force (restarting a dead broker: a dead machine may stay dead) left out of the fairness
+condition. A cycle that only a restart would leave is a livelock here, not for EventuallyQuiescent.
+
+**Pruned states.** A state one of whose healing steps a bound of the model cut (`Model.pruned`: an
+event queue's capacity, an epoch bound; a TLC state constraint) has a future the graph does not
+show. Such a state is never blamed: a fair component containing one is undecided, not reported,
+and a state that cannot settle except through one is undecided, not a QuiescenceAlwaysReachable
+failure. The summary counts them. (A model explored modulo a quotient, such as the Kafka model
+modulo controller epochs, `kcm.model.epoch_quotient`, identifies states by `Model.fingerprint`; the
+lasso's last state then equals its loop state up to the quotient.)
+
 **Lassos.** Each fair livelock is reported as a lasso: the shortest prefix (the BFS tree path) to
 the component's shallowest state (its smallest node id), then a cycle from that state back to it
 through the component: the shortest cycle, extended by a detour through an edge of each healing
@@ -65,8 +78,9 @@ from kcm.checker.result import Trace, Violation
 from kcm.model.properties import Model
 
 EVENTUALLY_QUIESCENT = "EventuallyQuiescent"
+EVENTUALLY_SETTLED = "EventuallySettled"
 QUIESCENCE_REACHABLE = "QuiescenceAlwaysReachable"
-LIVENESS_PROPERTIES = (EVENTUALLY_QUIESCENT, QUIESCENCE_REACHABLE)
+LIVENESS_PROPERTIES = (EVENTUALLY_QUIESCENT, EVENTUALLY_SETTLED, QUIESCENCE_REACHABLE)
 LIVENESS = "liveness"
 #: At most this many lassos are kept per class (known, unknown); every fair component is still
 #: classified, so one beyond the cap can fail the check.
@@ -85,6 +99,8 @@ class Lasso:
     entry: int
     known: str | None = None
     finding: str | None = None
+    #: The property it breaks (EventuallyQuiescent or EventuallySettled).
+    breaks: str = EVENTUALLY_QUIESCENT
 
     @property
     def prefix_length(self) -> int:
@@ -112,6 +128,16 @@ class LivenessResult:
     fair_components: int = 0
     #: States from which no quiescent state is reachable by healing steps.
     unsettleable_states: int = 0
+    #: States a bound left a healing step out of (`Model.pruned`): their future is not known.
+    pruned_states: int = 0
+    #: Fair components with a pruned state: neither passed nor reported (the bound may hide a way out).
+    undecided_components: int = 0
+    #: States that cannot settle as far as the graph shows, but reach a pruned state: not reported.
+    undecided_states: int = 0
+    #: What states are identified by (`Model.quotient`, e.g. "controller epochs"), or "".
+    quotient: str = ""
+    #: The liveness properties checked (EventuallySettled only for a model with `is_settled`).
+    checked: tuple[str, ...] = (EVENTUALLY_QUIESCENT, QUIESCENCE_REACHABLE)
     nodes: int = 0
     edges: int = 0
     healing_edges: int = 0
@@ -123,18 +149,24 @@ class LivenessResult:
     def summary_lines(self) -> list[str]:
         if self.verdict == "not checked":
             return [f"Liveness not checked: {self.reason}."]
-        lines = [f"Liveness ({self.backend}, {self.duration_s:.1f} s): {self.nodes:,} states, {self.edges:,} edges "
-                 f"({self.healing_edges:,} healing) kept in {self.graph_bytes / 2**20:.1f} MiB; "
+        lines = [f"Liveness ({self.backend}, {self.duration_s:.1f} s): {self.nodes:,} states"
+                 + (f" (modulo {self.quotient})" if self.quotient else "")
+                 + f", {self.edges:,} edges ({self.healing_edges:,} healing) kept in {self.graph_bytes / 2**20:.1f} MiB; "
                  f"{self.cyclic_components} cyclic healing components, {self.fair_components} fair; "
                  f"{self.unsettleable_states} states cannot settle."]
-        for name in LIVENESS_PROPERTIES:
+        if self.pruned_states:
+            lines.append(f"  {self.pruned_states:,} states had a healing step cut by a bound (an event queue's capacity "
+                         f"or the controller epoch bound): liveness is undecided there, not failed; "
+                         f"{self.undecided_components} fair components and {self.undecided_states:,} states that "
+                         "settle only through such a state are not reported.")
+        for name in self.checked:
             v = next((x for x in self.violations if x.name == name), None)
             lines.append(f"  liveness '{name}': " + ("holds" if v is None else (
                 f"violated by a lasso: {_n(v.loop)} to a cycle of {_n(v.trace_length - v.loop)}"
                 if v.loop is not None else f"violated: no healing run settles the state reached in {_n(v.trace_length)}")))
         for k in self.known:
-            lines.append(f"  known 2.6 loop '{k.known}' ({k.finding}): {_n(k.prefix_length)} to a cycle of "
-                         f"{_n(k.cycle_length)} (listed, not a violation)")
+            lines.append(f"  known 2.6 loop '{k.known}' ({k.finding}, breaks {k.breaks}): {_n(k.prefix_length)} "
+                         f"to a cycle of {_n(k.cycle_length)} (listed, not a violation)")
         return lines
 
 
@@ -153,41 +185,69 @@ def check_liveness(model: Model, graph: ExploredGraph | None, *, backend: str = 
                               nodes=graph.nodes, edges=graph.edges, graph_bytes=graph.nbytes())
     started = time.perf_counter()
     healing = graph.healing_mask()
-    unsettled = bytearray(1 - q for q in graph.quiescent)
+    pruned = graph.pruned
     healing_edges = sum(healing)
     chosen = choose_backend(healing_edges, backend)
 
-    # EventuallyQuiescent: the fair components of the healing subgraph off the quiescent states.
-    components = (nx_scc if chosen == "nx" else tarjan_scc)(graph, unsettled, healing)
-    cyclic = [c for c in components if nontrivial(graph, c, healing)]
-    fair = sorted((c for c in cyclic if _is_fair(graph, c, healing)), key=min)
+    # EventuallyQuiescent: the fair components of the healing subgraph off the quiescent states;
+    # EventuallySettled: the same off the settled states, restarts not forced by fairness.
+    checked = [EVENTUALLY_QUIESCENT]
+    goals = {EVENTUALLY_QUIESCENT: (graph.quiescent, frozenset())}
+    if type(model).is_settled is not Model.is_settled:
+        checked.append(EVENTUALLY_SETTLED)
+        goals[EVENTUALLY_SETTLED] = (graph.settled, frozenset(
+            i for i, a in enumerate(graph.actions) if model.is_unforced(a)))
+    checked.append(QUIESCENCE_REACHABLE)
     known_loops = tuple(model.known_loops())
     known, unknown = [], []
     known_entries: set[int] = set()
-    unknown_count = 0
-    for component in fair:
-        lasso = _lasso(model, graph, component, healing)
-        cycle = lasso.trace[lasso.loop + 1:]
-        match = next((k for k in known_loops if k.property == EVENTUALLY_QUIESCENT and k.matches(cycle)), None)
-        if match is None:
-            unknown_count += 1
-            if len(unknown) < max_lassos:
-                unknown.append(lasso)
-        else:
-            known_entries.add(lasso.entry)
-            if len(known) < max_lassos:
-                known.append(Lasso(lasso.trace, lasso.loop, lasso.states, lasso.entry, match.name, match.finding))
     violations = []
-    if unknown_count:
-        first = min(unknown, key=lambda x: (len(x.trace), x.loop))
-        violations.append(Violation(EVENTUALLY_QUIESCENT, LIVENESS, first.trace, first.loop))
+    cyclic_count = fair_count = undecided_count = 0
+    for prop, (goal, unforced) in goals.items():
+        off_goal = bytearray(1 - g for g in goal)
+        components = (nx_scc if chosen == "nx" else tarjan_scc)(graph, off_goal, healing)
+        cyclic = [c for c in components if nontrivial(graph, c, healing)]
+        fair = sorted((c for c in cyclic if _is_fair(graph, c, healing, unforced)), key=min)
+        # A bound cut a healing step out of some state of the component: that step might leave it,
+        # or break its fairness. Undecided, never reported (`Model.pruned`).
+        undecided = [c for c in fair if any(pruned[v] for v in c)]
+        fair = [c for c in fair if not any(pruned[v] for v in c)]
+        if prop == EVENTUALLY_QUIESCENT:
+            cyclic_count, fair_count, undecided_count = len(cyclic), len(fair), len(undecided)
+        prop_unknown = []
+        unknown_count = 0
+        for component in fair:
+            lasso = _lasso(model, graph, component, healing, unforced, prop)
+            # the entry state (no action), then each step of the cycle
+            cycle = ((None, lasso.trace[lasso.loop][1]),) + lasso.trace[lasso.loop + 1:]
+            match = next((k for k in known_loops if k.property == prop and k.matches(cycle)), None)
+            if match is None:
+                unknown_count += 1
+                if len(prop_unknown) < max_lassos:
+                    prop_unknown.append(lasso)
+            else:
+                if prop == EVENTUALLY_QUIESCENT:
+                    known_entries.add(lasso.entry)
+                if len(known) < max_lassos:
+                    known.append(Lasso(lasso.trace, lasso.loop, lasso.states, lasso.entry, match.name, match.finding,
+                                       prop))
+        if unknown_count:
+            first = min(prop_unknown, key=lambda x: (len(x.trace), x.loop))
+            violations.append(Violation(prop, LIVENESS, first.trace, first.loop))
+        unknown += prop_unknown
 
     # QuiescenceAlwaysReachable: reverse reachability from the quiescent states. A known loop's
     # states cannot settle either; reaching one counts as settling here, so that a known loop
-    # fails neither property, and any other state that cannot settle still does.
+    # fails neither property, and any other state that cannot settle still does. A pruned state
+    # may settle by the step the bound cut: reaching one is undecided, not a failure.
     reach = nx_reaching if chosen == "nx" else reaching
     can_settle = reach(graph, graph.quiescent, healing)
     stuck = [v for v in range(graph.nodes) if not can_settle[v]]
+    undecided_states = 0
+    if stuck and any(pruned):
+        maybe = reach(graph, bytearray(q | p for q, p in zip(graph.quiescent, pruned)), healing)
+        undecided_states = sum(1 for v in stuck if maybe[v])
+        stuck = [v for v in stuck if not maybe[v]]
     if stuck and known_entries:
         goal = bytearray(graph.quiescent)
         for c in fair:
@@ -203,15 +263,16 @@ def check_liveness(model: Model, graph: ExploredGraph | None, *, backend: str = 
         violations.append(Violation(QUIESCENCE_REACHABLE, LIVENESS, _replay(model, graph, graph.path_to(v))))
     return LivenessResult(
         verdict="violation" if violations else "pass", violations=tuple(violations), known=tuple(known),
-        livelocks=tuple(unknown), cyclic_components=len(cyclic), fair_components=len(fair),
-        unsettleable_states=len(stuck), nodes=graph.nodes, edges=graph.edges, healing_edges=healing_edges,
+        livelocks=tuple(unknown), cyclic_components=cyclic_count, fair_components=fair_count,
+        unsettleable_states=len(stuck), pruned_states=sum(pruned), undecided_components=undecided_count, checked=tuple(checked),
+        undecided_states=undecided_states, quotient=getattr(model, "quotient", ""), nodes=graph.nodes, edges=graph.edges, healing_edges=healing_edges,
         graph_bytes=graph.nbytes(), backend=chosen, duration_s=time.perf_counter() - started,
     )
 
 
-def _is_fair(graph: ExploredGraph, component: list[int], healing: bytearray) -> bool:
+def _is_fair(graph: ExploredGraph, component: list[int], healing: bytearray, unforced: frozenset = frozenset()) -> bool:
     """Whether every healing action enabled in every state of `component` is taken by one of its
-    inner edges (see the module docstring)."""
+    inner edges (see the module docstring); actions with an id in `unforced` are not assumed fair."""
     inside = set(component)
     labels, targets = graph.labels, graph.targets
     always: set[int] | None = None
@@ -224,10 +285,11 @@ def _is_fair(graph: ExploredGraph, component: list[int], healing: bytearray) -> 
                 if targets[e] in inside:
                     taken.add(labels[e] >> 1)
         always = here if always is None else always & here
-    return not (always or set()) - taken
+    return not (always or set()) - taken - unforced
 
 
-def _lasso(model: Model, graph: ExploredGraph, component: list[int], healing: bytearray) -> Lasso:
+def _lasso(model: Model, graph: ExploredGraph, component: list[int], healing: bytearray,
+           unforced: frozenset = frozenset(), prop: str = EVENTUALLY_QUIESCENT) -> Lasso:
     """The lasso of a fair component (see the module docstring)."""
     entry = min(component)
     inside = bytearray(graph.nodes)
@@ -242,7 +304,7 @@ def _lasso(model: Model, graph: ExploredGraph, component: list[int], healing: by
         for v in nodes:
             here = {labels[e] >> 1 for e in graph.out_edges(v) if healing[e]}
             enabled = here if enabled is None else enabled & here
-        missing = sorted(enabled - {labels[e] >> 1 for e in cycle})
+        missing = sorted(enabled - {labels[e] >> 1 for e in cycle} - unforced)
         if not missing:
             break
         want = missing[0]
@@ -257,10 +319,12 @@ def _lasso(model: Model, graph: ExploredGraph, component: list[int], healing: by
         steps.append((targets[e], e - graph.offsets[node]))
         node = targets[e]
     trace = _replay(model, graph, steps)
-    if trace[-1][1] != trace[prefix_length][1]:
+    # Equal fingerprints: equal states, or, for a model explored modulo a quotient (the controller
+    # epochs), equal up to it.
+    if model.fingerprint(trace[-1][1]) != model.fingerprint(trace[prefix_length][1]):
         raise RuntimeError(f"model '{model.name}' is not deterministic: replaying a cycle did not return "
                            "to its first state")
-    return Lasso(trace, prefix_length, len(component), entry)
+    return Lasso(trace, prefix_length, len(component), entry, breaks=prop)
 
 
 def _replay(model: Model, graph: ExploredGraph, steps: list[tuple[int, int]]) -> Trace:
@@ -273,31 +337,35 @@ def _replay(model: Model, graph: ExploredGraph, steps: list[tuple[int, int]]) ->
     return tuple(trace)
 
 
-def reproduces_liveness(model: Model, states: list, actions: list, limit: int = 1_000_000) -> bool:
+def reproduces_liveness(model: Model, states: list, actions: list, limit: int = 1_000_000,
+                        prop: str = EVENTUALLY_QUIESCENT) -> bool:
     """Whether a replayed trace shows its liveness violation, judged on the trace alone (for
     `kcm.checker.replay`). A lasso (its last state appears earlier; the first such index is the
     loop) must be a fair cycle of healing steps through non-quiescent states. Any other trace must
     end in a state from which no run of healing steps reaches a quiescent state (searched forward,
     up to `limit` states)."""
-    last = states[-1]
-    loop = next((i for i, s in enumerate(states[:-1]) if s == last), None)
+    last = model.fingerprint(states[-1])
+    loop = next((i for i, s in enumerate(states[:-1]) if model.fingerprint(s) == last), None)
     if loop is not None:
         cycle = list(zip(states[loop:-1], actions[loop:]))
-        if any(model.is_quiescent(s) or not model.is_healing(s, a) for s, a in cycle):
+        goal = model.is_settled if prop == EVENTUALLY_SETTLED else model.is_quiescent
+        if any(goal(s) or not model.is_healing(s, a) for s, a in cycle):
             return False
         enabled = None
         for s, _ in cycle:
-            here = {a for a, _ in model.successors(s) if model.is_healing(s, a)}
+            here = {a for a, _ in model.successors(s) if model.is_healing(s, a)
+                    and not (prop == EVENTUALLY_SETTLED and model.is_unforced(a))}
             enabled = here if enabled is None else enabled & here
         return not enabled - {a for _, a in cycle}
-    seen, todo = {last}, [last]
+    fp = model.fingerprint
+    seen, todo = {last}, [states[-1]]
     while todo and len(seen) <= limit:
         s = todo.pop()
         if model.is_quiescent(s):
             return False
         for a, t in model.successors(s):
-            if model.is_healing(s, a) and t not in seen:
-                seen.add(t)
+            if model.is_healing(s, a) and fp(t) not in seen:
+                seen.add(fp(t))
                 todo.append(t)
     return not todo
 

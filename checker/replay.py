@@ -111,7 +111,9 @@ def reproduces(model: Model, name: str, kind: str, states: Sequence[Any], action
     if kind == "liveness":
         from kcm.checker.liveness import reproduces_liveness  # liveness imports result, not replay
 
-        return reproduces_liveness(model, states, actions)
+        # A known loop's trace is named "known <Name>": judged by the property that loop breaks.
+        known = {f"known {k.name}": k.property for k in model.known_loops()}
+        return reproduces_liveness(model, states, actions, prop=known.get(name, name))
     prop = next((p for p in model.properties() if p.name == name), None)
     if prop is None:
         raise ReplayError(f"the model has no property '{name}'")

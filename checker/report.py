@@ -100,11 +100,15 @@ def liveness_section(live: Any, trace_files: Mapping[str, str]) -> dict[str, Any
         "checked": checked,
         "reason": live.reason,
         "properties": {name: ("not checked" if not checked else "violated" if name in violated else "holds")
-                       for name in ("EventuallyQuiescent", "QuiescenceAlwaysReachable")},
+                       for name in live.checked},
         "cyclic_components": live.cyclic_components,
         "fair_components": live.fair_components,
         "unsettleable_states": live.unsettleable_states,
-        "known_loops": [{"name": k.known, "finding": k.finding, "prefix_length": k.prefix_length,
+        "pruned_states": live.pruned_states,
+        "undecided_states": live.undecided_states,
+        "undecided_components": live.undecided_components,
+        "quotient": live.quotient,
+        "known_loops": [{"name": k.known, "finding": k.finding, "property": k.breaks, "prefix_length": k.prefix_length,
                          "cycle_length": k.cycle_length, "trace_file": trace_files.get(f"known {k.known}")}
                         for k in live.known],
         "graph": {"states": live.nodes, "edges": live.edges, "healing_edges": live.healing_edges,

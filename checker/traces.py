@@ -132,8 +132,10 @@ def title(trace: ItfTrace) -> str:
     if kind == "sometimes":
         return f"Witness for goal '{name}' in {steps} steps{where}"
     if kind == "liveness" and trace.loop is not None:
+        settling = "EventuallySettled" in f"{name} {trace.meta.get('description') or ''}"
         return (f"Livelock ('{name}' violated){where}: {_steps(trace.loop)} to a cycle of "
-                f"{_steps(steps - trace.loop, 'healing step')} that repeats forever without reaching quiescence")
+                f"{_steps(steps - trace.loop, 'healing step')} that repeats forever without "
+                + ("settling" if settling else "reaching quiescence"))
     if kind == "liveness":
         return (f"Liveness property '{name}' violated after {steps} steps{where}: from the last state no run "
                 "of healing actions reaches a quiescent state")
@@ -170,9 +172,16 @@ def render_text(trace: ItfTrace) -> str:
         lines += ["", "No action is enabled in this state, and it is not a legal end state."]
     if trace.loop is not None:
         repeat = f"step {last} repeats" if last == trace.loop + 1 else f"steps {trace.loop + 1}-{last} repeat"
-        lines += ["", f"Back to state {trace.loop} (the state after step {last} equals it): {repeat} forever, "
-                  "each healing action enabled all along the cycle is taken on it (weak fairness holds), "
-                  "and no state on it is quiescent."]
+        # A model explored modulo controller epochs (kcm.model.epoch_quotient) closes a cycle on a
+        # state equal to the loop's up to a renaming of those epochs.
+        equal = ("equals it up to a renaming of controller epochs"
+                 if "modulo controller epochs" in str(trace.meta.get("model") or "") else "equals it")
+        settling = "EventuallySettled" in f"{trace.invariant} {trace.meta.get('description') or ''}"
+        lines += ["", f"Back to state {trace.loop} (the state after step {last} {equal}): {repeat} forever, "
+                  + ("each healing action but restarts enabled all along the cycle is taken on it (weak fairness "
+                     "holds; a dead broker may stay dead), and no state on it is settled." if settling else
+                     "each healing action enabled all along the cycle is taken on it (weak fairness holds), "
+                     "and no state on it is quiescent.")]
     return "\n".join(lines) + "\n"
 
 

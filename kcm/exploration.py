@@ -29,10 +29,13 @@ from kcm.checker.traces import write_counterexample
 from kcm.errors import (EXIT_PASS, EXIT_VIOLATION, UsageError, check_writable_dir, check_writable_file,
                         write_or_fail)
 from kcm.model.config import ConfigError, ModelConfig
+from kcm.model.epoch_quotient import EpochQuotientModel
 from kcm.model.spec import KafkaModel, config_fields
 from kcm.model.variants import ALL_VARIANTS
 
 MODEL_FACTORY = "kcm.model.spec:model_for"
+#: What `--liveness` traces name: the model explored modulo controller epochs.
+QUOTIENT_MODEL_FACTORY = "kcm.model.epoch_quotient:quotient_model_for"
 
 
 def with_variant(cfg: ModelConfig, variant: str | None) -> ModelConfig:
@@ -154,7 +157,11 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
         raise UsageError("--liveness runs on the sequential explorer only; drop --engine spark")
     if liveness:
         symmetry = False
-    model = KafkaModel(cfg, symmetry=symmetry)
+    # Liveness explores modulo controller epochs, so that controller-move loops close into cycles
+    # (kcm.model.epoch_quotient); its traces replay through the same quotient model.
+    model = EpochQuotientModel(cfg) if liveness else KafkaModel(cfg, symmetry=symmetry)
+    factory, factory_args = ((QUOTIENT_MODEL_FACTORY, config_fields(cfg)) if liveness
+                             else (MODEL_FACTORY, {"symmetry": symmetry, **config_fields(cfg)}))
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     last = [0.0]
 
@@ -200,8 +207,7 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
         def write(trace, **meta):
             # Every trace of this run names the same config and replays through the same factory.
             return write_counterexample(model, trace, out, config={"preset": name, **config_fields(cfg)},
-                                        model_factory=MODEL_FACTORY,
-                                        model_args={"symmetry": symmetry, **config_fields(cfg)}, **meta)
+                                        model_factory=factory, model_args=factory_args, **meta)
 
         for v in result.violations:
             if v.trace is None:
@@ -224,7 +230,7 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
         for k in live.known if live is not None else ():
             paths = write(k.trace, invariant=f"known {k.known}", kind="liveness", stem=f"known_{k.known}",
                           source=f"kcm explore --liveness {name}", loop=k.loop,
-                          description=f"known Kafka 2.6 loop {k.known} ({k.finding})")
+                          description=f"known Kafka 2.6 loop {k.known} ({k.finding}), breaks {k.breaks}")
             files[f"known {k.known}"] = str(paths["itf"])
             console.print(f"  known loop {k.known} ({k.finding}): {paths['text']}")
     console.print(f"Explored in {time.perf_counter() - started:.1f} s.")

@@ -9,23 +9,33 @@ leaderless partition that throws, the next controller doing the same). A known l
 
 - `name`: a short CamelCase name of the loop;
 - `finding`: the Finding that explains it (docs/model.md, "Findings");
-- `property`: the liveness property it breaks ("EventuallyQuiescent" or
+- `property`: the liveness property it breaks ("EventuallyQuiescent", "EventuallySettled" or
   "QuiescenceAlwaysReachable", see `kcm.checker.liveness`);
-- `matches(cycle)`: whether a lasso's cycle is this loop; `cycle` is the cycle's steps as
-  `(action, state)` pairs (the action taken into the state), the first state being the loop's
-  entry. A predicate on what the cycle does (the events it processes, the znodes it reads) rather
-  than on one exact state, so that it recognises the loop in every config that has it;
+- `matches(cycle)`: whether a lasso's cycle is this loop; `cycle` is `[(None, entry), (action,
+  state), ...]`: the loop's entry state, then each step of the cycle (the action taken into the
+  state), the last state equal to the entry (up to the quotient the graph was explored modulo). A
+  predicate on what the cycle does (the events it processes, the znodes it reads) rather than on
+  one exact state, so that it recognises the loop in every config that has it;
 - `doc`: one paragraph, the why.
 
 The gate stays green on a known loop, and its lasso is still written out, so that the behaviour
 stays visible. A loop that only some configs reach is matched the same way: the list is per model,
-not per preset. The list is empty until the loops are modelled; the `fidelity` work adds them.
+not per preset.
+
+Both of Kafka 2.6's controller-move loops (docs/model.md, Findings 6) break `EventuallySettled`, not
+`EventuallyQuiescent`: they last while every replica of the partition is down, so a fair restart of
+one of those brokers ends them; a broker that stays down (a dead machine) keeps them going, and the
+cluster has no working controller meanwhile. Each turn wins `/controller` again, one controller
+epoch higher, so they are cycles only of the graph explored modulo controller epochs
+(`kcm.model.epoch_quotient`), which `kcm explore --liveness` uses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
+
+from kcm.model.cluster import NO_ZNODE, Cluster
 
 
 class KnownLoop(NamedTuple):
@@ -38,5 +48,47 @@ class KnownLoop(NamedTuple):
     doc: str = ""
 
 
+def _moves_the_controller(cycle: Sequence[tuple[Any, Cluster]]) -> bool:
+    """Each turn of the cycle elects a controller: its last state holds a higher /controller_epoch
+    than its entry (equal up to the renaming of controller epochs)."""
+    return cycle[-1][1].zk.controller_epoch > cycle[0][1].zk.controller_epoch
+
+
+def _stateless_with_no_live_replica(s: Cluster) -> list[int]:
+    """The partitions that exist in /brokers/topics, have no state znode, and none of whose
+    replicas (the full assignment, adding ones included) is registered in /brokers/ids."""
+    zk = s.zk
+    return [p for p, znode in enumerate(zk.partitions)
+            if zk.assignment[p] and znode == NO_ZNODE and not any(zk.broker_epochs[b] for b in zk.assignment[p])]
+
+
+def _resumed_reassignment(cycle: Sequence[tuple[Any, Cluster]]) -> bool:
+    s = cycle[0][1]
+    return _moves_the_controller(cycle) and any(
+        s.zk.adding[p] or s.zk.removing[p] for p in _stateless_with_no_live_replica(s))
+
+
+def _pending_preferred_election(cycle: Sequence[tuple[Any, Cluster]]) -> bool:
+    s = cycle[0][1]
+    return _moves_the_controller(cycle) and any(s.zk.preferred >> p & 1 for p in _stateless_with_no_live_replica(s))
+
+
 #: Kafka 2.6's known livelocks (see the module docstring); a variant adds none.
-KNOWN_LOOPS: tuple[KnownLoop, ...] = ()
+KNOWN_LOOPS: tuple[KnownLoop, ...] = (
+    KnownLoop(
+        "ResumedReassignmentWithoutStateZnode", "Findings 6", "EventuallySettled", _resumed_reassignment,
+        "A partition being reassigned (adding or removing replicas in /brokers/topics) has no state "
+        "znode and no live replica: every failover's `initializePartitionReassignments` -> "
+        "`maybeResumeReassignments` -> `onPartitionReassignment` -> A1 `updateLeaderEpoch` throws "
+        "IllegalStateException (\"leaderAndIsr path is empty\"), uncaught, so `elect` calls "
+        "`triggerControllerMove` (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala "
+        "lines 216-262, 376-387, 774-781, 1003-1038, 1308-1323, 1334-1370)."),
+    KnownLoop(
+        "PendingPreferredElectionWithoutLeadership", "Findings 6", "EventuallySettled", _pending_preferred_election,
+        "/admin/preferred_replica_election names a partition with no state znode and no live replica: "
+        "every failover's `fetchPendingPreferredReplicaElections` evaluates "
+        "`controllerContext.partitionLeadershipInfo(partition)` (a mutable.Map's apply) and throws "
+        "NoSuchElementException, so `elect` calls `triggerControllerMove` "
+        "(kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala lines 250-252, 750-770, "
+        "1334-1370; ControllerContext.scala line 85)."),
+)

@@ -232,6 +232,24 @@ class Model(Generic[State, Action]):
         (`kcm.checker.liveness`). `is_terminal` by default."""
         return self.is_terminal(state)
 
+    def is_settled(self, state: State) -> bool:
+        """Whether `state` has settled around its faults (the goal of `EventuallySettled`, where
+        the `is_unforced` healing steps, such as restarting a dead broker, are not assumed fair).
+        A model that leaves this default is checked for `EventuallyQuiescent` only."""
+        return self.is_quiescent(state)
+
+    def is_unforced(self, action: Action) -> bool:
+        """Whether `action` is a healing step that `EventuallySettled` does not assume weakly fair
+        (a dead broker may stay dead). None by default."""
+        return False
+
+    def pruned(self, state: State) -> bool:
+        """Whether some healing step from `state` was left out of `successors` by a bound of the
+        model (a capacity, an epoch bound: a TLC state constraint), so that what the liveness
+        checker sees of `state`'s future is incomplete: it treats such a state as undecided, never
+        as a failure. False by default."""
+        return False
+
     def known_loops(self) -> Sequence[Any]:
         """Livelocks the modelled system is known to have (each a `kcm.model.known_loops.KnownLoop`
         with its Finding): the liveness checker lists a lasso they match as known instead of a

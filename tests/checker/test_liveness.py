@@ -163,7 +163,7 @@ def test_the_graph_records_every_edge_in_successor_order() -> None:
     result = explore(model, keep_graph=True, symmetry=False)
     g = result.extra["graph"]
     assert (g.nodes, g.edges) == (288, result.stats.generated - 1)
-    assert g.nbytes() == 6 * g.edges + 15 * g.nodes + 8
+    assert g.nbytes() == 6 * g.edges + 17 * g.nodes + 8
     # Replaying each node's BFS path lands on a state whose successors are its row, in order.
     from kcm.checker.liveness import _replay
     for v in random.Random(1).sample(range(g.nodes), 40):
