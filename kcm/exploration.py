@@ -77,7 +77,7 @@ def load_config(preset: str | None, config_file, variant: str | None) -> tuple[s
 def symmetry_text(cfg: ModelConfig, symmetry: bool) -> str:
     """The header's word on symmetry: only a model with a symmetry group can have it on or off."""
     if not KafkaModel(cfg).has_symmetry:
-        return "no symmetry (topic creation places replicas by broker id)"
+        return "no symmetry (a single broker)"
     return f"symmetry {'on' if symmetry else 'off'}"
 
 
@@ -154,7 +154,8 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
         raise UsageError("--liveness runs on the sequential explorer only; drop --engine spark")
     if liveness:
         symmetry = False
-    model = KafkaModel(cfg, symmetry=symmetry)
+    # Liveness: every state, but one initial state per orbit (KafkaModel, `initial_orbits`).
+    model = KafkaModel(cfg, symmetry=symmetry, initial_orbits=liveness)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     last = [0.0]
 

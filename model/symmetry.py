@@ -13,20 +13,25 @@ its order, because its head is the preferred leader.
 
 The representative is chosen the stateright way, by sorting, refined on ties: brokers are ordered
 by a signature that does not mention ids (their positions in the assignments first, then their
-registration czxid and local state); among brokers whose signatures tie, every ordering is tried and the smallest resulting
-state wins, so the representative is exact (a true orbit minimum over the tied permutations).
+broker epoch and local state); among brokers whose signatures tie, every ordering is tried and the
+smallest resulting state wins, so the representative is exact (a true orbit minimum over the tied
+permutations).
 
 Which renamings are allowed. The state is renamed, the config is not: a rule that takes broker ids
-from the config breaks equivariance. One does: creating a topic (`AdminCreateTopic`, and re-creating
-a deleted one) places its replicas by id, `default_assignment` (partition p on brokers p, p+1, ...),
-as Kafka's `AdminUtils` does without racks. From a state whose assignments are all empty (topic 0
-deleted, topic 1 not created yet), renaming brokers 0 and 1 gives a state whose creation of topic 1
-at (1, 2) is not the renaming of the original's. So while a creation is possible, only renamings
-that fix every assignment a creation can write are symmetries (`symmetry_group`): with replication
-factor r, each such assignment fixes r brokers, and with 3 brokers and r = 2 only the identity
-is left, so the model then reports no symmetry (and pays nothing for it). Without creations every
-renaming is allowed and the sort-based representative above applies; for a group in between, the
-representative is the minimum over the group's renamings.
+from the config breaks equivariance, and so does a value that orders brokers globally. Two did, and
+made the reduction 1.00x:
+
+- broker epochs were global czxids (broker 0 registered first, with 1), so a renamed state was
+  never reachable: its brokers carried each other's czxids. Kafka only compares a broker's epoch
+  with the same broker's epochs (model/cluster.py, `Zk`), so epochs are per-broker incarnations
+  now, exact for every comparison made, and a renaming maps them along with their broker;
+- creation placed replicas by id (`default_assignment`). It now chooses among every placement
+  Kafka's `AdminUtils` can produce (model/placement.py), a set closed under renaming, and the
+  topics that exist at the start may sit on any of them (`spec.init_states`).
+
+So every renaming is a symmetry of the model (`KafkaModel.symmetry_group` is all of S_n) and the
+sort-based representative applies. `symmetry_group` and `representative_in` (the minimum over a
+subgroup) remain for a rule that would fix some brokers again.
 """
 
 from __future__ import annotations
@@ -90,7 +95,7 @@ def _zk(zk: Zk, pi, inv) -> Zk:
         controller=_id(zk.controller, pi),
         controller_epoch=zk.controller_epoch,
         broker_epochs=_reindex(zk.broker_epochs, inv),
-        next_zxid=zk.next_zxid,
+        incarnations=_reindex(zk.incarnations, inv),
         assignment=tuple(_ids(a, pi) for a in zk.assignment),
         adding=tuple(_ids(a, pi) for a in zk.adding),
         removing=tuple(_ids(a, pi) for a in zk.removing),
