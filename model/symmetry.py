@@ -67,8 +67,53 @@ def _mask(m: int, pi: tuple[int, ...]) -> int:
     return out
 
 
-def _ids(t: tuple[int, ...], pi) -> tuple[int, ...]:
-    return tuple(pi[x] for x in t)
+class _Renaming:
+    """One renaming `pi` with its inverse, and memos of the records it has renamed.
+
+    Records are shared between states (a step replaces only what it changes), so the same replica,
+    partition znode, request or broker comes back again and again: each is renamed once per
+    renaming and then found by value. The renamed records returned are then the very same objects
+    for equal inputs, which the model's fingerprint cache finds by identity. Memos are dropped
+    past `_LIMIT` entries."""
+
+    __slots__ = ("pi", "inv", "ids", "znodes", "replicas", "requests", "ctxs", "brokers")
+    _LIMIT = 1 << 16
+
+    def __init__(self, pi: tuple[int, ...]) -> None:
+        n = len(pi)
+        inv = [0] * n
+        for old, new in enumerate(pi):
+            inv[new] = old
+        self.pi, self.inv = pi, tuple(inv)
+        self.ids: dict = {}
+        self.znodes: dict = {}
+        self.replicas: dict = {}
+        self.requests: dict = {}
+        self.ctxs: dict = {}
+        self.brokers: dict = {}
+
+    def trim(self) -> None:
+        for memo in (self.ids, self.znodes, self.replicas, self.requests, self.ctxs, self.brokers):
+            if len(memo) > self._LIMIT:
+                memo.clear()
+
+
+_RENAMINGS: dict[tuple[int, ...], _Renaming] = {}
+
+
+def _renaming(pi: tuple[int, ...]) -> _Renaming:
+    r = _RENAMINGS.get(pi)
+    if r is None:
+        r = _RENAMINGS[pi] = _Renaming(pi)
+    return r
+
+
+def _ids(t: tuple[int, ...], r: _Renaming) -> tuple[int, ...]:
+    out = r.ids.get(t)
+    if out is None:
+        pi = r.pi
+        out = r.ids[t] = tuple([pi[x] for x in t])
+    return out
 
 
 def _id(x: int, pi) -> int:
@@ -76,91 +121,110 @@ def _id(x: int, pi) -> int:
 
 
 def _reindex(t: tuple, inv) -> tuple:
-    return tuple(t[inv[j]] for j in range(len(t)))
+    return tuple([t[i] for i in inv])
 
 
-def _znode(z: PartitionZnode, pi) -> PartitionZnode:
+def _znode(z: PartitionZnode, r: _Renaming) -> PartitionZnode:
     if z == NO_ZNODE:
         return z
-    return PartitionZnode(_id(z.leader, pi), z.leader_epoch, _ids(z.isr, pi), z.controller_epoch, z.version)
+    out = r.znodes.get(z)
+    if out is None:
+        out = r.znodes[z] = PartitionZnode(_id(z.leader, r.pi), z.leader_epoch, _ids(z.isr, r), z.controller_epoch,
+                                           z.version)
+    return out
 
 
-def _watches(w: tuple[int, ...], inv) -> tuple[int, ...]:
-    return _reindex(w, inv)
-
-
-def _zk(zk: Zk, pi, inv) -> Zk:
+def _zk(zk: Zk, r: _Renaming) -> Zk:
+    pi, inv = r.pi, r.inv
     return Zk(
         session=_mask(zk.session, pi),
         controller=_id(zk.controller, pi),
         controller_epoch=zk.controller_epoch,
         broker_epochs=_reindex(zk.broker_epochs, inv),
         incarnations=_reindex(zk.incarnations, inv),
-        assignment=tuple(_ids(a, pi) for a in zk.assignment),
-        adding=tuple(_ids(a, pi) for a in zk.adding),
-        removing=tuple(_ids(a, pi) for a in zk.removing),
-        partitions=tuple(_znode(z, pi) for z in zk.partitions),
-        reassign=tuple(_ids(a, pi) for a in zk.reassign),
+        assignment=tuple([_ids(a, r) for a in zk.assignment]),
+        adding=tuple([_ids(a, r) for a in zk.adding]),
+        removing=tuple([_ids(a, r) for a in zk.removing]),
+        partitions=tuple([_znode(z, r) for z in zk.partitions]),
+        reassign=tuple([_ids(a, r) for a in zk.reassign]),
         preferred=zk.preferred,
         delete_topics=zk.delete_topics,
         isr_changes=zk.isr_changes,
-        watches=_watches(zk.watches, inv),
+        watches=_reindex(zk.watches, inv),
     )
 
 
-def _ctx(c: Context, pi, inv) -> Context:
+def _ctx(c: Context, r: _Renaming) -> Context:
     if not c.live and not c.epoch and not c.channel:
         return c  # a reset context mentions no broker
-    return Context(
+    out = r.ctxs.get(c)
+    if out is not None:
+        return out
+    pi, inv = r.pi, r.inv
+    out = r.ctxs[c] = Context(
         epoch=c.epoch, live=_mask(c.live, pi), broker_epochs=_reindex(c.broker_epochs, inv),
         shutting_down=_mask(c.shutting_down, pi),
-        assignment=tuple(_ids(a, pi) for a in c.assignment), adding=tuple(_ids(a, pi) for a in c.adding),
-        removing=tuple(_ids(a, pi) for a in c.removing), reassigning=c.reassigning,
-        leadership=tuple(_znode(z, pi) for z in c.leadership), partition_states=c.partition_states,
-        replica_states=tuple(_reindex(r, inv) for r in c.replica_states),
+        assignment=tuple([_ids(a, r) for a in c.assignment]), adding=tuple([_ids(a, r) for a in c.adding]),
+        removing=tuple([_ids(a, r) for a in c.removing]), reassigning=c.reassigning,
+        leadership=tuple([_znode(z, r) for z in c.leadership]), partition_states=c.partition_states,
+        replica_states=tuple([_reindex(x, inv) for x in c.replica_states]),
         topics_to_delete=c.topics_to_delete, topics_ineligible=c.topics_ineligible,
         topics_deletion_started=c.topics_deletion_started, channel=_mask(c.channel, pi))
+    return out
 
 
 def _event(e: Event, pi) -> Event:
     return Event(e.kind, pi[e.a], e.b) if e.kind in _ID_EVENTS else e
 
 
-def _replica(r: Replica, pi) -> Replica:
-    if r.leader_epoch < 0 and not r.replicas:
-        return r
-    return Replica(_id(r.leader, pi), r.leader_epoch, _ids(r.isr, pi), r.zk_version, _ids(r.replicas, pi), r.stopped)
+def _replica(x: Replica, r: _Renaming) -> Replica:
+    if x.leader_epoch < 0 and not x.replicas:
+        return x
+    out = r.replicas.get(x)
+    if out is None:
+        out = r.replicas[x] = Replica(_id(x.leader, r.pi), x.leader_epoch, _ids(x.isr, r), x.zk_version,
+                                      _ids(x.replicas, r), x.stopped)
+    return out
 
 
-def _request(q: Request, pi) -> Request:
+def _request(q: Request, r: _Renaming) -> Request:
+    out = r.requests.get(q)
+    if out is not None:
+        return out
+    pi = r.pi
     if q.kind is RequestKind.LeaderAndIsr:
-        parts = tuple(x._replace(leader=_id(x.leader, pi), isr=_ids(x.isr, pi), replicas=_ids(x.replicas, pi))
-                      for x in q.partitions)
+        parts = tuple([x._replace(leader=_id(x.leader, pi), isr=_ids(x.isr, r), replicas=_ids(x.replicas, r))
+                       for x in q.partitions])
     else:
         parts = q.partitions
-    return Request(q.kind, pi[q.controller_id], q.controller_epoch, q.broker_epoch, parts)
+    out = r.requests[q] = Request(q.kind, pi[q.controller_id], q.controller_epoch, q.broker_epoch, parts)
+    return out
 
 
-def _broker(b: Broker, pi, inv) -> Broker:
-    return b._replace(ctx=_ctx(b.ctx, pi, inv), queue=tuple(_event(e, pi) for e in b.queue),
-                      metadata_controller=_id(b.metadata_controller, pi),
-                      replicas=tuple(_replica(r, pi) for r in b.replicas))
+def _broker(b: Broker, r: _Renaming) -> Broker:
+    out = r.brokers.get(b)
+    if out is None:
+        pi = r.pi
+        out = r.brokers[b] = b._replace(ctx=_ctx(b.ctx, r), queue=tuple([_event(e, pi) for e in b.queue]),
+                                        metadata_controller=_id(b.metadata_controller, pi),
+                                        replicas=tuple([_replica(x, r) for x in b.replicas]))
+    return out
 
 
 def permute(state: Cluster, pi: tuple[int, ...]) -> Cluster:
     """`state` with every broker id `b` renamed `pi[b]`."""
     n = len(pi)
-    inv = [0] * n
-    for old, new in enumerate(pi):
-        inv[new] = old
-    brokers = tuple(_broker(state.brokers[inv[j]], pi, inv) for j in range(n))
+    r = _renaming(tuple(pi))
+    r.trim()
+    inv = r.inv
+    brokers = tuple([_broker(state.brokers[inv[j]], r) for j in range(n)])
     net = [()] * (n * n)
     for c in range(n):
         for d in range(n):
             q = state.net[c * n + d]
             if q:
-                net[pi[c] * n + pi[d]] = tuple(_request(r, pi) for r in q)
-    return Cluster(_zk(state.zk, pi, inv), brokers, tuple(net), state.spent, state.ghost, state.scenario)
+                net[pi[c] * n + pi[d]] = tuple([_request(x, r) for x in q])
+    return Cluster(_zk(state.zk, r), brokers, tuple(net), state.spent, state.ghost, state.scenario)
 
 
 def _signature(state: Cluster, b: int):
