@@ -259,13 +259,27 @@ def representative_in(state: Cluster, group: tuple[tuple[int, ...], ...]) -> Clu
     return best
 
 
+#: (assignment, brokers) -> whether the assignment alone orders the brokers as their ids do (the representative's fast path).
+_IDENTITY_ORDER: dict[tuple, bool] = {}
+
+
+def _identity_order(assignment: tuple, n: int) -> bool:
+    known = _IDENTITY_ORDER.get((assignment, n))
+    if known is None:
+        roles = [tuple(a.index(b) if b in a else len(a) for a in assignment) for b in range(n)]
+        known = all(roles[b] < roles[b + 1] for b in range(n - 1))
+        if len(_IDENTITY_ORDER) > 1 << 16:
+            _IDENTITY_ORDER.clear()
+        _IDENTITY_ORDER[assignment, n] = known
+    return known
+
+
 def representative(state: Cluster) -> Cluster:
     """The canonical member of `state`'s orbit under every broker renaming."""
     n = len(state.brokers)
-    # Fast path: the assignment alone orders the brokers as their ids do -> the identity.
-    assignment = state.zk.assignment
-    roles = [tuple(a.index(b) if b in a else len(a) for a in assignment) for b in range(n)]
-    if all(roles[b] < roles[b + 1] for b in range(n - 1)):
+    # Fast path: the assignment alone orders the brokers as their ids do -> the identity
+    # (remembered per assignment: states share a handful of them).
+    if _identity_order(state.zk.assignment, n):
         return state
     sigs = [(_signature(state, b), b) for b in range(n)]
     sigs.sort()
