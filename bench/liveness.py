@@ -38,7 +38,7 @@ def _rss() -> int:
 def run(preset: str, keep: bool, nx_max_edges: int, quotient: bool = False) -> dict:
     # `quotient`: as `kcm explore --liveness` runs it, modulo controller epochs (model/epoch_quotient.py)
     model = (EpochQuotientModel(config.load_preset(preset)) if quotient
-             else KafkaModel(config.load_preset(preset), symmetry=False))
+             else KafkaModel(config.load_preset(preset), symmetry=False, initial_orbits=True))
     rss = _rss()
     started, cpu = time.perf_counter(), time.process_time()
     result = explore(model, symmetry=False, keep_graph=keep, stop_on_violation=not keep)

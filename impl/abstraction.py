@@ -6,8 +6,8 @@ builds the one `Cluster` value the model would be in. Comparing `abstract(impl)`
 `step` after every action is how the implementation is checked against the model. What it maps:
 
 * ZooKeeper. `/controller`, `/controller_epoch` (0 while it does not exist), the broker
-  registrations (czxids renumbered 1, 2, 3... in registration order, as the model numbers them;
-  `next_zxid` is one past the last), `/brokers/topics/<t>` (replicas, adding, removing), the
+  registrations (each broker's czxids renumbered 1, 2, 3... in the order of that broker's
+  registrations, its incarnations, as the model numbers them; `incarnations` counts them per broker), `/brokers/topics/<t>` (replicas, adding, removing), the
   partition state znodes with their zkVersions, `/admin/reassign_partitions`,
   `/admin/preferred_replica_election`, `/admin/delete_topics/*`, and the partitions named by
   pending `/isr_change_notification/*` znodes. Sessions: a broker's bit is set while the session of
@@ -92,10 +92,15 @@ _WATCHES = {
 
 
 class _Numbering:
-    """czxid -> the model's broker epoch (registration order, from 1); 0 stays 0 (unknown)."""
+    """czxid -> the model's broker epoch: the registering broker's incarnation (its k-th
+    registration is k); 0 stays 0 (unknown). czxids are unique, so each names one registration."""
 
-    def __init__(self, registrations: list[int]) -> None:
-        self._of = {czxid: i + 1 for i, czxid in enumerate(registrations)}
+    def __init__(self, registrations: list[tuple[int, int]]) -> None:
+        self._of: dict[int, int] = {}
+        self.incarnations: dict[int, int] = {}
+        for broker, czxid in registrations:
+            self.incarnations[broker] = self.incarnations.get(broker, 0) + 1
+            self._of[czxid] = self.incarnations[broker]
 
     def __call__(self, czxid: int) -> int:
         return self._of[czxid] if czxid > 0 else 0
@@ -179,7 +184,8 @@ def _abstract_zk(cluster, layout: Layout, snapshot, number: _Numbering) -> Zk:
             if p is not None:
                 isr_changes |= 1 << p
     watches = tuple(_abstract_watches(cluster, b, layout, live_sessions) for b in range(nb))
-    return Zk(session, controller, controller_epoch, broker_epochs, len(cluster.registrations) + 1,
+    return Zk(session, controller, controller_epoch, broker_epochs,
+              tuple(number.incarnations.get(b, 0) for b in range(nb)),
               tuple(assignment), tuple(adding), tuple(removing), tuple(partitions), tuple(reassign), preferred,
               delete_topics, isr_changes, watches)
 

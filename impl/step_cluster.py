@@ -72,8 +72,8 @@ class StepCluster:
         self.timeline = Timeline()
         #: The latest process of each broker id that ever started (alive or not).
         self.servers: dict[int, KafkaServer] = {}
-        #: czxids of broker registrations, in order: the model numbers them 1, 2, 3...
-        self.registrations: list[int] = []
+        #: (broker, czxid) of broker registrations, in order: the model numbers each broker's 1, 2, 3...
+        self.registrations: list[tuple[int, int]] = []
         self.spent = [0] * len(Budget)
         self.admin = KafkaZkClient(self.zookeeper.connect())
         self.admin.create_top_level_paths()
@@ -103,7 +103,7 @@ class StepCluster:
         return server is not None and server.alive
 
     def _on_registered(self, b: int, czxid: int) -> None:
-        self.registrations.append(czxid)
+        self.registrations.append((b, czxid))
 
     def start_broker(self, b: int) -> None:
         if self.is_up(b):
@@ -205,8 +205,13 @@ class StepCluster:
     def admin_delete_topic(self, topic: str) -> None:
         self.admin.create_delete_topic_path(topic)
 
-    def admin_create_topic(self, t: int) -> None:
-        self.admin.create_topic_assignment(self.layout.topics[t], self.layout.topic_assignment(t))
+    def admin_create_topic(self, t: int, replicas: tuple = ()) -> None:
+        """Create topic `t` with its partitions on `replicas` (one list per partition), or on the
+        layout's default spread when `()` (the model's `AdminCreateTopic`)."""
+        assignment = self.layout.topic_assignment(t)
+        if replicas:
+            assignment = {tp: tuple(r) for tp, r in zip(assignment, replicas)}
+        self.admin.create_topic_assignment(self.layout.topics[t], assignment)
 
     def admin_move_controller(self) -> None:
         self.admin.zookeeper.delete(ControllerZNode.path)
@@ -260,7 +265,7 @@ class StepCluster:
             self.admin_delete_topic(layout.topics[action.topic])
         elif kind is a.AdminCreateTopic:
             self._spend(Budget.TOPIC_CREATIONS)
-            self.admin_create_topic(action.topic)
+            self.admin_create_topic(action.topic, action.replicas)
         elif kind is a.AdminMoveController:
             self._spend(Budget.CONTROLLER_MOVES)
             self.admin_move_controller()

@@ -81,7 +81,7 @@ class ThreadedCluster:
         self.session_timeout_s = session_timeout_s
         self.network = Network()
         self.servers: dict[int, KafkaServer] = {}
-        self.registrations: list[int] = []
+        self.registrations: list[tuple[int, int]] = []  # (broker, czxid), in order
         self.spent = [0] * len(Budget)
         self._lock = threading.RLock()
         #: Sessions of crashed brokers that ZooKeeper has not expired yet, by broker id.
@@ -122,7 +122,7 @@ class ThreadedCluster:
 
     def _on_registered(self, b: int, czxid: int) -> None:
         with self._lock:
-            self.registrations.append(czxid)
+            self.registrations.append((b, czxid))
 
     def is_up(self, b: int) -> bool:
         server = self.servers.get(b)

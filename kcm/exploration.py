@@ -80,7 +80,7 @@ def load_config(preset: str | None, config_file, variant: str | None) -> tuple[s
 def symmetry_text(cfg: ModelConfig, symmetry: bool) -> str:
     """The header's word on symmetry: only a model with a symmetry group can have it on or off."""
     if not KafkaModel(cfg).has_symmetry:
-        return "no symmetry (topic creation places replicas by broker id)"
+        return "no symmetry (a single broker)"
     return f"symmetry {'on' if symmetry else 'off'}"
 
 

@@ -132,9 +132,12 @@ class AdminDeleteTopic:
 
 @dataclass(frozen=True, slots=True)
 class AdminCreateTopic:
-    """An admin creates topic `topic` again (`/brokers/topics/<t>` with Kafka's default spread)."""
+    """An admin creates topic `topic` (`/brokers/topics/<t>`) with its partitions on `replicas`, one
+    replica list per partition, a placement Kafka's creation can choose (model/placement.py); `()`
+    stands for the spread of `default_assignment`."""
 
     topic: int
+    replicas: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)

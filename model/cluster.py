@@ -16,9 +16,21 @@ ZooKeeper (`Zk`) holds what the znodes hold (kafka@2.6.x:core/src/main/scala/kaf
 - `controller_epoch`: `/controller_epoch`. Its zkVersion always equals it here (the znode is
   created with 0 at version 0 and every election sets epoch+1, so both move together), so the
   controller-epoch fence (`CheckOp(/controller_epoch, epochZkVersion)`) compares this number.
-- `broker_epochs`: per broker the czxid of the ephemeral `/brokers/ids/<id>`, 0 when absent.
-  czxids are global zxids; only registrations are counted (`next_zxid`), since only their order
-  matters (the broker epoch of KIP-380).
+- `broker_epochs`: per broker the broker epoch of KIP-380, the czxid of the ephemeral
+  `/brokers/ids/<id>`, 0 when absent, represented by the broker's *incarnation*: its k-th
+  registration has epoch k. czxids are global zxids, but Kafka only ever compares a broker's
+  epoch with epochs of the same broker: bounce detection (`curBrokerIdAndEpochs(brokerId) >
+  controllerContext.liveBrokerIdAndEpochs(brokerId)`, kafka@2.6.x:core/src/main/scala/kafka/
+  controller/KafkaController.scala `processBrokerChange`), the stale-epoch check of a control
+  request against the receiving broker's own epoch (`brokerEpochInRequest <
+  controller.brokerEpoch`, kafka@2.6.x:core/src/main/scala/kafka/server/KafkaApis.scala
+  `isBrokerEpochStale`) and of a ControlledShutdown against the cached epoch of the same broker
+  (`brokerEpoch < controllerContext.liveBrokerIdAndEpochs(id)`, KafkaController.scala
+  `doControlledShutdown`). A broker's czxids grow with its registrations, so per-broker counters
+  order them exactly as czxids do, and a broker renaming no longer meets a global order it would
+  have to respect (model/symmetry.py).
+- `incarnations`: per broker, how many times it has registered (the next registration's epoch is
+  one more).
 - `assignment`, `adding`, `removing`: `/brokers/topics/<t>` per partition (JSON v2, KIP-455);
   `assignment` is `()` once the topic is deleted.
 - `partitions`: the partition state znodes `{leader, leader_epoch, isr, controller_epoch}` with
@@ -93,7 +105,7 @@ class Zk(NamedTuple):
     controller: int
     controller_epoch: int
     broker_epochs: tuple[int, ...]
-    next_zxid: int
+    incarnations: tuple[int, ...]
     assignment: tuple[tuple[int, ...], ...]
     adding: tuple[tuple[int, ...], ...]
     removing: tuple[tuple[int, ...], ...]

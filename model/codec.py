@@ -66,7 +66,7 @@ _new = tuple.__new__
 #: any other change to a record must be made here too, and is refused at import until it is.
 _KNOWN_FIELDS = {
     Cluster: ("zk", "brokers", "net"),
-    Zk: ("session", "controller", "controller_epoch", "broker_epochs", "next_zxid", "assignment", "adding",
+    Zk: ("session", "controller", "controller_epoch", "broker_epochs", "incarnations", "assignment", "adding",
          "removing", "partitions", "reassign", "preferred", "delete_topics", "isr_changes", "watches"),
     Broker: ("up", "connected", "epoch", "active", "ctx", "queue", "controller_epoch", "metadata_epoch",
              "metadata_controller", "replicas", "shutdown", "shutdown_tries"),
@@ -141,7 +141,7 @@ def _broker(b: Broker) -> tuple:
 
 
 def _zk(z: Zk) -> tuple:
-    return (z.session, z.controller, z.controller_epoch, z.broker_epochs, z.next_zxid, z.assignment,
+    return (z.session, z.controller, z.controller_epoch, z.broker_epochs, z.incarnations, z.assignment,
             z.adding, z.removing, tuple(map(_znode, z.partitions)), z.reassign, z.preferred,
             z.delete_topics, z.isr_changes, z.watches)
 

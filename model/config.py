@@ -85,7 +85,8 @@ class ModelConfig:
     #: (the controller admits only live replicas not shutting down, as AlterPartition does since
     #: 3.4, KIP-841). A model option, not a bug variant; the implementation honours "2.6" only.
     isr_admission: str = "2.6"
-    #: Topic creations (a deleted topic created again, with the same assignment).
+    #: Topic creations (a topic not yet created, or a deleted one created again), each on a
+    #: placement Kafka's creation can choose (model/placement.py).
     max_topic_creations: int = 0
     #: Auto leader rebalance (`auto.leader.rebalance.enable`), bounded like an admin operation.
     max_auto_rebalances: int = 0

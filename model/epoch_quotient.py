@@ -126,7 +126,8 @@ class EpochQuotientModel(KafkaModel):
         # `is_settled` (what the liveness checker needs to never blame the bound).
         if quotient:
             cfg = dataclasses.replace(cfg, max_controller_epoch=LIFTED_EPOCH_BOUND)
-        super().__init__(cfg, symmetry=False)
+        # one initial state per orbit under broker renaming, as every liveness graph (KafkaModel)
+        super().__init__(cfg, symmetry=False, initial_orbits=True)
         self.quotient = "controller epochs" if quotient else ""
         if quotient:
             self.name += " modulo controller epochs"

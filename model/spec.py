@@ -69,6 +69,7 @@ from kcm.model.controller import Controller
 from kcm.model.findings import known_violations
 from kcm.model.invariants import properties_for, quiescent
 from kcm.model.known_loops import KNOWN_LOOPS
+from kcm.model.placement import placements
 from kcm.model.properties import Model
 from kcm.model.symmetry import representative, representative_in, symmetry_group
 from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE
@@ -81,23 +82,43 @@ def default_assignment(cfg: ModelConfig, p: int) -> tuple[int, ...]:
     return tuple((p + i) % cfg.brokers for i in range(cfg.replication_factor))
 
 
+def topic_placements(cfg: ModelConfig, t: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """Every placement Kafka's creation can give topic `t` (model/placement.py), the spread of
+    `default_assignment` first."""
+    first = tuple(default_assignment(cfg, p) for p in range(t * cfg.partitions, (t + 1) * cfg.partitions))
+    return placements(cfg.brokers, cfg.partitions, cfg.replication_factor, first)
+
+
 def init_states(cfg: ModelConfig) -> tuple[Cluster, ...]:
     """The cluster as its brokers start: every broker has opened its ZooKeeper session and
-    registered (broker b with czxid b+1) and has its controller Startup event queued; no controller
-    yet, no partition state. (Which broker registers first does not matter up to symmetry, and
-    nothing happens before a broker registers.)
+    registered (each with broker epoch 1, its first incarnation) and has its controller Startup
+    event queued; no controller yet, no partition state. (Which broker registers first does not
+    matter: epochs are per broker, and nothing happens before a broker registers.)
 
     Then, for each of the config's `overlapping` runs, the settled cluster tagged with the run's
-    number (`Cluster.scenario`), from which that run's perturbations start."""
-    cold = _cold_state(cfg)
-    w = World(cfg, flags_for(cfg.variant), cold)
-    for b in range(cfg.brokers):
-        broker_side.start(w, b)
-    start = w.freeze()
-    if not cfg.overlapping:
-        return (start,)
-    settled = settle(cfg, start)
-    return (start, *(settled._replace(scenario=i) for i in range(1, len(cfg.overlapping) + 1)))
+    number (`Cluster.scenario`), from which that run's perturbations start.
+
+    The topics that exist from the start were created by Kafka, so they may sit on any placement
+    its creation can choose (`topic_placements`). The states above come first, with every topic on
+    the spread of `default_assignment` (so `init_states()[i]` is run i there, as the implementation
+    starts); then the cold start once per other combination of placements. Up to symmetry these
+    are few (one orbit when a single topic exists). The overlapping runs keep the one settled
+    cluster of the default spread: settling it elsewhere would also move the controller relative
+    to the replicas (a choice of coverage, left as it was; docs/model.md, "Symmetry")."""
+    per_topic = [topic_placements(cfg, t) for t in range(cfg.existing_topics)]
+    out: list[Cluster] = []
+    for combo in itertools.product(*per_topic):
+        assignment = tuple(p for placement in combo for p in placement)
+        cold = _cold_state(cfg, assignment)
+        w = World(cfg, flags_for(cfg.variant), cold)
+        for b in range(cfg.brokers):
+            broker_side.start(w, b)
+        start = w.freeze()
+        out.append(start)
+        if cfg.overlapping and len(out) == 1:
+            settled = settle(cfg, start)
+            out.extend(settled._replace(scenario=i) for i in range(1, len(cfg.overlapping) + 1))
+    return tuple(out)
 
 
 #: The actions that heal: enabled without any budget, they take the cluster back to quiescence.
@@ -142,11 +163,11 @@ def _settle(cfg: ModelConfig, state: Cluster, limit: int = 10_000) -> tuple[list
     raise ValueError("the cluster does not settle by healing actions alone; overlapping runs need a settled start")
 
 
-def _cold_state(cfg: ModelConfig) -> Cluster:
+def _cold_state(cfg: ModelConfig, existing: tuple[tuple[int, ...], ...]) -> Cluster:
+    """Nothing started; the existing topics' partitions (the first ones) on `existing`."""
     nb, np_ = cfg.brokers, cfg.topics * cfg.partitions
-    zk = Zk(session=0, controller=NONE, controller_epoch=0, broker_epochs=(0,) * nb, next_zxid=1,
-            assignment=tuple(default_assignment(cfg, p) if p // cfg.partitions < cfg.existing_topics else ()
-                             for p in range(np_)),
+    zk = Zk(session=0, controller=NONE, controller_epoch=0, broker_epochs=(0,) * nb, incarnations=(0,) * nb,
+            assignment=existing + ((),) * (np_ - len(existing)),
             adding=((),) * np_, removing=((),) * np_, partitions=(NO_ZNODE,) * np_, reassign=((),) * np_,
             preferred=0, delete_topics=0, isr_changes=0, watches=(0,) * nb)
     down = Broker(up=False, connected=False, epoch=0, active=False, ctx=empty_context(nb, np_), queue=(),
@@ -173,20 +194,6 @@ _OVERLAP_BUDGET = {kind: next(b for b, f in _BUDGET_FIELD.items() if f == field)
 def _budget(cfg: ModelConfig) -> tuple[int, ...]:
     """The config's limit per budget (cached: `enabled_actions` asks for it in every state)."""
     return tuple(getattr(cfg, _BUDGET_FIELD[b]) for b in Budget)
-
-
-def creatable_assignments(cfg: ModelConfig) -> list[tuple[int, ...]]:
-    """The assignments a topic creation can write (`default_assignment` of every partition of
-    every topic that can be created: absent at the start, or deleted first); a broker renaming
-    must fix them to be a symmetry (model/symmetry.py)."""
-    runs = cfg.overlapping
-    creations = (cfg.max_topic_creations and cfg.max_admin_ops and cfg.max_perturbations) or any(
-        "topic_creation" in run for run in runs)
-    if not creations:
-        return []
-    deletions = cfg.max_topic_deletions or any("topic_deletion" in run for run in runs)
-    topics = range(cfg.topics) if deletions else range(cfg.existing_topics, cfg.topics)
-    return [default_assignment(cfg, p) for t in topics for p in range(t * cfg.partitions, (t + 1) * cfg.partitions)]
 
 
 @functools.lru_cache(maxsize=256)
@@ -312,8 +319,8 @@ def enabled_actions(cfg: ModelConfig, state: Cluster) -> list:
         out.extend(AdminDeleteTopic(t) for t in range(cfg.topics)
                    if topic_exists[t] and not zk.delete_topics >> t & 1)
     if left(Budget.TOPIC_CREATIONS):
-        out.extend(AdminCreateTopic(t) for t in range(cfg.topics)
-                   if not topic_exists[t] and not zk.delete_topics >> t & 1)
+        out.extend(AdminCreateTopic(t, replicas) for t in range(cfg.topics)
+                   if not topic_exists[t] and not zk.delete_topics >> t & 1 for replicas in topic_placements(cfg, t))
     if left(Budget.CONTROLLER_MOVES) and zk.controller != NONE:
         out.append(AdminMoveController())
     return out
@@ -425,8 +432,8 @@ def _apply(w: World, action) -> None:  # noqa: C901 - one arm per action, as a T
         _spend(w, Budget.TOPIC_CREATIONS)
         zk = w.zk
         assignment = list(zk.assignment)
-        for p in w.partitions_of_topic(action.topic):
-            assignment[p] = default_assignment(w.cfg, p)
+        for i, p in enumerate(w.partitions_of_topic(action.topic)):
+            assignment[p] = action.replicas[i] if action.replicas else default_assignment(w.cfg, p)
         w.zk = zk._replace(assignment=tuple(assignment))
         w.fire(Watch.TOPICS, Event(EventKind.TopicChange))
     elif kind is AdminMoveController:
@@ -475,11 +482,19 @@ class KafkaModel(Model):
     has_symmetry = True
     _CACHE_LIMIT = 1 << 20
 
-    def __init__(self, cfg: ModelConfig, *, symmetry: bool = True) -> None:
+    def __init__(self, cfg: ModelConfig, *, symmetry: bool = True, initial_orbits: bool = False) -> None:
+        """`initial_orbits`: start from one initial state per orbit under broker renaming (the
+        first listed), and reduce nothing else. What the liveness check explores with symmetry
+        off: the graph reached from a renamed initial state is the renamed graph, and its
+        properties (quiescence, healing, fairness over every broker) do not name brokers, so one
+        initial state per orbit gives the same verdict."""
         self.cfg = cfg
+        self.initial_orbits = initial_orbits
         self.flags = flags_for(cfg.variant)
         self.name = f"kafka-2.6-controller{'/' + cfg.variant if cfg.variant else ''}"
-        self.symmetry_group = symmetry_group(cfg.brokers, creatable_assignments(cfg))
+        # Creation chooses among placements closed under renaming (model/placement.py), so every
+        # renaming is a symmetry.
+        self.symmetry_group = symmetry_group(cfg.brokers, ())
         #: Symmetry is on when asked for and some renaming besides the identity is allowed.
         self.has_symmetry = symmetry and len(self.symmetry_group) > 1
         self._full_group = len(self.symmetry_group) == math.factorial(cfg.brokers)
@@ -495,7 +510,17 @@ class KafkaModel(Model):
         # Computed once: with overlapping runs it settles the cluster, and checkers ask again
         # (ITF files for `initial_index`, the fuzzer for each walk).
         if self._inits is None:
-            self._inits = init_states(self.cfg)
+            inits = init_states(self.cfg)
+            if self.initial_orbits:
+                seen: set = set()
+                kept = []
+                for s in inits:
+                    rep = representative(s)
+                    if rep not in seen:
+                        seen.add(rep)
+                        kept.append(s)
+                inits = tuple(kept)
+            self._inits = inits
         return self._inits
 
     def successors(self, state: Cluster) -> list:

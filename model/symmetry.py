@@ -13,20 +13,25 @@ its order, because its head is the preferred leader.
 
 The representative is chosen the stateright way, by sorting, refined on ties: brokers are ordered
 by a signature that does not mention ids (their positions in the assignments first, then their
-registration czxid and local state); among brokers whose signatures tie, every ordering is tried and the smallest resulting
-state wins, so the representative is exact (a true orbit minimum over the tied permutations).
+broker epoch and local state); among brokers whose signatures tie, every ordering is tried and the
+smallest resulting state wins, so the representative is exact (a true orbit minimum over the tied
+permutations).
 
 Which renamings are allowed. The state is renamed, the config is not: a rule that takes broker ids
-from the config breaks equivariance. One does: creating a topic (`AdminCreateTopic`, and re-creating
-a deleted one) places its replicas by id, `default_assignment` (partition p on brokers p, p+1, ...),
-as Kafka's `AdminUtils` does without racks. From a state whose assignments are all empty (topic 0
-deleted, topic 1 not created yet), renaming brokers 0 and 1 gives a state whose creation of topic 1
-at (1, 2) is not the renaming of the original's. So while a creation is possible, only renamings
-that fix every assignment a creation can write are symmetries (`symmetry_group`): with replication
-factor r, each such assignment fixes r brokers, and with 3 brokers and r = 2 only the identity
-is left, so the model then reports no symmetry (and pays nothing for it). Without creations every
-renaming is allowed and the sort-based representative above applies; for a group in between, the
-representative is the minimum over the group's renamings.
+from the config breaks equivariance, and so does a value that orders brokers globally. Two did, and
+made the reduction 1.00x:
+
+- broker epochs were global czxids (broker 0 registered first, with 1), so a renamed state was
+  never reachable: its brokers carried each other's czxids. Kafka only compares a broker's epoch
+  with the same broker's epochs (model/cluster.py, `Zk`), so epochs are per-broker incarnations
+  now, exact for every comparison made, and a renaming maps them along with their broker;
+- creation placed replicas by id (`default_assignment`). It now chooses among every placement
+  Kafka's `AdminUtils` can produce (model/placement.py), a set closed under renaming, and the
+  topics that exist at the start may sit on any of them (`spec.init_states`).
+
+So every renaming is a symmetry of the model (`KafkaModel.symmetry_group` is all of S_n) and the
+sort-based representative applies. `symmetry_group` and `representative_in` (the minimum over a
+subgroup) remain for a rule that would fix some brokers again.
 """
 
 from __future__ import annotations
@@ -62,8 +67,53 @@ def _mask(m: int, pi: tuple[int, ...]) -> int:
     return out
 
 
-def _ids(t: tuple[int, ...], pi) -> tuple[int, ...]:
-    return tuple(pi[x] for x in t)
+class _Renaming:
+    """One renaming `pi` with its inverse, and memos of the records it has renamed.
+
+    Records are shared between states (a step replaces only what it changes), so the same replica,
+    partition znode, request or broker comes back again and again: each is renamed once per
+    renaming and then found by value. The renamed records returned are then the very same objects
+    for equal inputs, which the model's fingerprint cache finds by identity. Memos are dropped
+    past `_LIMIT` entries."""
+
+    __slots__ = ("pi", "inv", "ids", "znodes", "replicas", "requests", "ctxs", "brokers")
+    _LIMIT = 1 << 16
+
+    def __init__(self, pi: tuple[int, ...]) -> None:
+        n = len(pi)
+        inv = [0] * n
+        for old, new in enumerate(pi):
+            inv[new] = old
+        self.pi, self.inv = pi, tuple(inv)
+        self.ids: dict = {}
+        self.znodes: dict = {}
+        self.replicas: dict = {}
+        self.requests: dict = {}
+        self.ctxs: dict = {}
+        self.brokers: dict = {}
+
+    def trim(self) -> None:
+        for memo in (self.ids, self.znodes, self.replicas, self.requests, self.ctxs, self.brokers):
+            if len(memo) > self._LIMIT:
+                memo.clear()
+
+
+_RENAMINGS: dict[tuple[int, ...], _Renaming] = {}
+
+
+def _renaming(pi: tuple[int, ...]) -> _Renaming:
+    r = _RENAMINGS.get(pi)
+    if r is None:
+        r = _RENAMINGS[pi] = _Renaming(pi)
+    return r
+
+
+def _ids(t: tuple[int, ...], r: _Renaming) -> tuple[int, ...]:
+    out = r.ids.get(t)
+    if out is None:
+        pi = r.pi
+        out = r.ids[t] = tuple([pi[x] for x in t])
+    return out
 
 
 def _id(x: int, pi) -> int:
@@ -71,91 +121,110 @@ def _id(x: int, pi) -> int:
 
 
 def _reindex(t: tuple, inv) -> tuple:
-    return tuple(t[inv[j]] for j in range(len(t)))
+    return tuple([t[i] for i in inv])
 
 
-def _znode(z: PartitionZnode, pi) -> PartitionZnode:
+def _znode(z: PartitionZnode, r: _Renaming) -> PartitionZnode:
     if z == NO_ZNODE:
         return z
-    return PartitionZnode(_id(z.leader, pi), z.leader_epoch, _ids(z.isr, pi), z.controller_epoch, z.version)
+    out = r.znodes.get(z)
+    if out is None:
+        out = r.znodes[z] = PartitionZnode(_id(z.leader, r.pi), z.leader_epoch, _ids(z.isr, r), z.controller_epoch,
+                                           z.version)
+    return out
 
 
-def _watches(w: tuple[int, ...], inv) -> tuple[int, ...]:
-    return _reindex(w, inv)
-
-
-def _zk(zk: Zk, pi, inv) -> Zk:
+def _zk(zk: Zk, r: _Renaming) -> Zk:
+    pi, inv = r.pi, r.inv
     return Zk(
         session=_mask(zk.session, pi),
         controller=_id(zk.controller, pi),
         controller_epoch=zk.controller_epoch,
         broker_epochs=_reindex(zk.broker_epochs, inv),
-        next_zxid=zk.next_zxid,
-        assignment=tuple(_ids(a, pi) for a in zk.assignment),
-        adding=tuple(_ids(a, pi) for a in zk.adding),
-        removing=tuple(_ids(a, pi) for a in zk.removing),
-        partitions=tuple(_znode(z, pi) for z in zk.partitions),
-        reassign=tuple(_ids(a, pi) for a in zk.reassign),
+        incarnations=_reindex(zk.incarnations, inv),
+        assignment=tuple([_ids(a, r) for a in zk.assignment]),
+        adding=tuple([_ids(a, r) for a in zk.adding]),
+        removing=tuple([_ids(a, r) for a in zk.removing]),
+        partitions=tuple([_znode(z, r) for z in zk.partitions]),
+        reassign=tuple([_ids(a, r) for a in zk.reassign]),
         preferred=zk.preferred,
         delete_topics=zk.delete_topics,
         isr_changes=zk.isr_changes,
-        watches=_watches(zk.watches, inv),
+        watches=_reindex(zk.watches, inv),
     )
 
 
-def _ctx(c: Context, pi, inv) -> Context:
+def _ctx(c: Context, r: _Renaming) -> Context:
     if not c.live and not c.epoch and not c.channel:
         return c  # a reset context mentions no broker
-    return Context(
+    out = r.ctxs.get(c)
+    if out is not None:
+        return out
+    pi, inv = r.pi, r.inv
+    out = r.ctxs[c] = Context(
         epoch=c.epoch, live=_mask(c.live, pi), broker_epochs=_reindex(c.broker_epochs, inv),
         shutting_down=_mask(c.shutting_down, pi),
-        assignment=tuple(_ids(a, pi) for a in c.assignment), adding=tuple(_ids(a, pi) for a in c.adding),
-        removing=tuple(_ids(a, pi) for a in c.removing), reassigning=c.reassigning,
-        leadership=tuple(_znode(z, pi) for z in c.leadership), partition_states=c.partition_states,
-        replica_states=tuple(_reindex(r, inv) for r in c.replica_states),
+        assignment=tuple([_ids(a, r) for a in c.assignment]), adding=tuple([_ids(a, r) for a in c.adding]),
+        removing=tuple([_ids(a, r) for a in c.removing]), reassigning=c.reassigning,
+        leadership=tuple([_znode(z, r) for z in c.leadership]), partition_states=c.partition_states,
+        replica_states=tuple([_reindex(x, inv) for x in c.replica_states]),
         topics_to_delete=c.topics_to_delete, topics_ineligible=c.topics_ineligible,
         topics_deletion_started=c.topics_deletion_started, channel=_mask(c.channel, pi))
+    return out
 
 
 def _event(e: Event, pi) -> Event:
     return Event(e.kind, pi[e.a], e.b) if e.kind in _ID_EVENTS else e
 
 
-def _replica(r: Replica, pi) -> Replica:
-    if r.leader_epoch < 0 and not r.replicas:
-        return r
-    return Replica(_id(r.leader, pi), r.leader_epoch, _ids(r.isr, pi), r.zk_version, _ids(r.replicas, pi), r.stopped)
+def _replica(x: Replica, r: _Renaming) -> Replica:
+    if x.leader_epoch < 0 and not x.replicas:
+        return x
+    out = r.replicas.get(x)
+    if out is None:
+        out = r.replicas[x] = Replica(_id(x.leader, r.pi), x.leader_epoch, _ids(x.isr, r), x.zk_version,
+                                      _ids(x.replicas, r), x.stopped)
+    return out
 
 
-def _request(q: Request, pi) -> Request:
+def _request(q: Request, r: _Renaming) -> Request:
+    out = r.requests.get(q)
+    if out is not None:
+        return out
+    pi = r.pi
     if q.kind is RequestKind.LeaderAndIsr:
-        parts = tuple(x._replace(leader=_id(x.leader, pi), isr=_ids(x.isr, pi), replicas=_ids(x.replicas, pi))
-                      for x in q.partitions)
+        parts = tuple([x._replace(leader=_id(x.leader, pi), isr=_ids(x.isr, r), replicas=_ids(x.replicas, r))
+                       for x in q.partitions])
     else:
         parts = q.partitions
-    return Request(q.kind, pi[q.controller_id], q.controller_epoch, q.broker_epoch, parts)
+    out = r.requests[q] = Request(q.kind, pi[q.controller_id], q.controller_epoch, q.broker_epoch, parts)
+    return out
 
 
-def _broker(b: Broker, pi, inv) -> Broker:
-    return b._replace(ctx=_ctx(b.ctx, pi, inv), queue=tuple(_event(e, pi) for e in b.queue),
-                      metadata_controller=_id(b.metadata_controller, pi),
-                      replicas=tuple(_replica(r, pi) for r in b.replicas))
+def _broker(b: Broker, r: _Renaming) -> Broker:
+    out = r.brokers.get(b)
+    if out is None:
+        pi = r.pi
+        out = r.brokers[b] = b._replace(ctx=_ctx(b.ctx, r), queue=tuple([_event(e, pi) for e in b.queue]),
+                                        metadata_controller=_id(b.metadata_controller, pi),
+                                        replicas=tuple([_replica(x, r) for x in b.replicas]))
+    return out
 
 
 def permute(state: Cluster, pi: tuple[int, ...]) -> Cluster:
     """`state` with every broker id `b` renamed `pi[b]`."""
     n = len(pi)
-    inv = [0] * n
-    for old, new in enumerate(pi):
-        inv[new] = old
-    brokers = tuple(_broker(state.brokers[inv[j]], pi, inv) for j in range(n))
+    r = _renaming(tuple(pi))
+    r.trim()
+    inv = r.inv
+    brokers = tuple([_broker(state.brokers[inv[j]], r) for j in range(n)])
     net = [()] * (n * n)
     for c in range(n):
         for d in range(n):
             q = state.net[c * n + d]
             if q:
-                net[pi[c] * n + pi[d]] = tuple(_request(r, pi) for r in q)
-    return Cluster(_zk(state.zk, pi, inv), brokers, tuple(net), state.spent, state.ghost, state.scenario)
+                net[pi[c] * n + pi[d]] = tuple([_request(x, r) for x in q])
+    return Cluster(_zk(state.zk, r), brokers, tuple(net), state.spent, state.ghost, state.scenario)
 
 
 def _signature(state: Cluster, b: int):
@@ -190,13 +259,27 @@ def representative_in(state: Cluster, group: tuple[tuple[int, ...], ...]) -> Clu
     return best
 
 
+#: (assignment, brokers) -> whether the assignment alone orders the brokers as their ids do (the representative's fast path).
+_IDENTITY_ORDER: dict[tuple, bool] = {}
+
+
+def _identity_order(assignment: tuple, n: int) -> bool:
+    known = _IDENTITY_ORDER.get((assignment, n))
+    if known is None:
+        roles = [tuple(a.index(b) if b in a else len(a) for a in assignment) for b in range(n)]
+        known = all(roles[b] < roles[b + 1] for b in range(n - 1))
+        if len(_IDENTITY_ORDER) > 1 << 16:
+            _IDENTITY_ORDER.clear()
+        _IDENTITY_ORDER[assignment, n] = known
+    return known
+
+
 def representative(state: Cluster) -> Cluster:
     """The canonical member of `state`'s orbit under every broker renaming."""
     n = len(state.brokers)
-    # Fast path: the assignment alone orders the brokers as their ids do -> the identity.
-    assignment = state.zk.assignment
-    roles = [tuple(a.index(b) if b in a else len(a) for a in assignment) for b in range(n)]
-    if all(roles[b] < roles[b + 1] for b in range(n - 1)):
+    # Fast path: the assignment alone orders the brokers as their ids do -> the identity
+    # (remembered per assignment: states share a handful of them).
+    if _identity_order(state.zk.assignment, n):
         return state
     sigs = [(_signature(state, b), b) for b in range(n)]
     sigs.sort()

@@ -197,10 +197,11 @@ class World:
             self.fire_controller_change(deleted=True)
 
     def register_broker(self, b: int) -> int:
-        """Create ephemeral `/brokers/ids/<b>`; its czxid is the broker epoch (KIP-380)."""
+        """Create ephemeral `/brokers/ids/<b>`; its czxid is the broker epoch (KIP-380), represented
+        by `b`'s incarnation number (Zk docstring: only a broker's own epochs are ever compared)."""
         zk = self.zk_of(b)
-        epoch = zk.next_zxid
-        self.zk = zk._replace(broker_epochs=put(zk.broker_epochs, b, epoch), next_zxid=epoch + 1)
+        epoch = zk.incarnations[b] + 1
+        self.zk = zk._replace(broker_epochs=put(zk.broker_epochs, b, epoch), incarnations=put(zk.incarnations, b, epoch))
         self.fire(Watch.BROKER_IDS, Event(EventKind.BrokerChange))
         return epoch
 

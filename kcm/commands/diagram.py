@@ -53,7 +53,7 @@ def reachable(preset: str | None, config_file: Path | None, partition: int, form
     partitions = cfg.topics * cfg.partitions
     if partition >= partitions:
         raise UsageError(f"--partition {partition}: preset '{name}' has {partitions} partition(s), 0 to {partitions - 1}")
-    model = KafkaModel(cfg, symmetry=False)
+    model = KafkaModel(cfg, symmetry=False, initial_orbits=True)  # as the liveness graph
     result = explore(model, keep_graph=True, symmetry=False, stop_on_violation=False)
     if result.verdict == "incomplete":
         raise UsageError(f"the exploration of '{name}' did not finish; nothing drawn")

@@ -54,15 +54,20 @@ def test_the_invalid_transitions_kafka_requests_are_the_known_ones(result) -> No
     assert set(result.coverage.outside_universe) == KNOWN_INVALID_REQUESTS
 
 
-DEFAULT_COUNTS = (962_715, 53)
-DEFAULT_GENERATED = 4_143_881
+# Symmetry off from one initial state per orbit (`default_whole`, the liveness run); the
+# symmetry-reduced run `kcm check` makes has 982,182 distinct / 4,223,839 generated, depth 53
+# (docs/benchmarks.md). Was 962,715 / 4,143,881 while topic 1 was always created on (1, 2).
+DEFAULT_COUNTS = (982_400, 53)
+DEFAULT_GENERATED = 4_224_445
 # Shortest witness of each goal: the controller move and the reorder reassignment (nothing to add,
 # so it completes in the event that starts it) are in the overlapping run from the settled cluster.
 DEFAULT_GOALS = {"ControllerFailsOver": 2, "TopicDeleted": 11, "ReassignmentCompletes": 2,
                  "ControlledShutdownMovesLeadership": 5}
 # Kafka 2.6's own behaviour, listed in kcm.model.findings and reported, not failed (Findings 8).
 DEFAULT_KNOWN = [("NoShuttingDownJoinsIsr", 14)]
-ONE_PERTURBATION_COUNTS = (218_028, 39)  # with reorder targets
+# With reorder targets, symmetry on; topic 1's creation on any of Kafka's six placements (218,028
+# while it was always created on (1, 2)).
+ONE_PERTURBATION_COUNTS = (237_656, 39)
 NEED_TWO_PERTURBATIONS = {
     ("replica", "ReplicaDeletionIneligible", "OnlineReplica"),
     ("replica", "NewReplica", "OfflineReplica"),

@@ -102,7 +102,7 @@ def test_a_known_loop_keeps_the_gate_green_and_is_still_listed(liveness_of) -> N
 
 @pytest.mark.slow
 def test_the_default_preset_settles_under_weak_fairness(liveness_of) -> None:
-    """The CI gate's preset (962,715 states, ~4 million edges: the array backend, not networkx)."""
+    """The CI gate's preset (982,400 states, ~4.2 million edges: the array backend, not networkx)."""
     from tests.model.test_default_preset import DEFAULT_COUNTS, DEFAULT_GENERATED
 
     model, result, live = liveness_of("default")

@@ -36,6 +36,8 @@ def rename_action(a, pi):
             value = pi[value]
         elif name == "target":
             value = tuple(pi[b] for b in value)
+        elif name == "replicas":
+            value = tuple(tuple(pi[b] for b in r) for r in value)
         elif name == "targets":
             value = tuple((p, tuple(pi[b] for b in t)) for p, t in value)
         fields[name] = value
