@@ -159,6 +159,12 @@ def reassignment_eventually_completes(s: Cluster) -> bool:
 
 
 def cache_matches_zk(s: Cluster) -> bool:
+    """Quiescent: the active controller's cached leadership of every partition (leader, leader
+    epoch and ISR) equals the state znode. A leader's own ISR change reaches the cache through
+    the ISR-change notification: `processIsrChangeNotification` -> `updateLeaderAndIsrCache`, its
+    child watch armed at failover (`onControllerFailover`,
+    `registerZNodeChildChangeHandler(isrChangeNotificationHandler)`) and re-armed by each read
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala)."""
     if not quiescent(s):
         return True
     for b in _active(s):
@@ -167,7 +173,7 @@ def cache_matches_zk(s: Cluster) -> bool:
             c = ctx.leadership[p]
             if (z == NO_ZNODE) != (c == NO_ZNODE):
                 return False
-            if z != NO_ZNODE and (c.leader, c.leader_epoch) != (z.leader, z.leader_epoch):
+            if z != NO_ZNODE and (c.leader, c.leader_epoch, c.isr) != (z.leader, z.leader_epoch, z.isr):
                 return False
     return True
 
@@ -456,6 +462,152 @@ def _empty_context(nb: int, np_: int):
     return empty_context(nb, np_)
 
 
+# ---- issue 13: properties the mutation triage asked for (docs/checking.md, "kcm mutate") --------
+
+
+def replica_states_match_liveness(s: Cluster, ppt: int = 1) -> bool:
+    """Quiescent (every broker up): the active controller holds every assigned replica of a topic
+    not queued for deletion as OnlineReplica. A broker's failure moves its replicas to
+    OfflineReplica and its startup back to OnlineReplica; a reassignment's new replicas go
+    NewReplica -> OnlineReplica (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+    onBrokerFailure / onReplicasBecomeOffline, onBrokerStartup, onPartitionReassignment;
+    ReplicaStateMachine.scala startup)."""
+    if not quiescent(s):
+        return True
+    for b in _active(s):
+        ctx = s.brokers[b].ctx
+        for p, assigned in enumerate(ctx.assignment):
+            if ctx.topics_to_delete >> (p // ppt) & 1:
+                continue
+            if any(ctx.replica_states[p][r] is not ReplicaState.OnlineReplica for r in assigned):
+                return False
+    return True
+
+
+def brokers_follow_the_leader(s: Cluster, ppt: int = 1) -> bool:
+    """Quiescent: every broker in a partition's assignment holds a replica, not stopped, that
+    follows (or is) the state znode's leader at the znode's leader epoch. Every leader change the
+    controller writes is sent to the assigned replicas as LeaderAndIsr, and a broker named in the
+    request's replica list applies a newer leader epoch (kafka@2.6.x:core/src/main/scala/kafka/
+    server/ReplicaManager.scala becomeLeaderOrFollower; core/src/main/scala/kafka/controller/
+    ControllerChannelManager.scala addLeaderAndIsrRequestForBrokers). Topics queued for deletion
+    are stopped on purpose, and a replica outside the assignment is not judged (Findings 4)."""
+    if not quiescent(s):
+        return True
+    zk = s.zk
+    for p, z in enumerate(zk.partitions):
+        if z == NO_ZNODE or z.leader == NONE or zk.delete_topics >> (p // ppt) & 1:
+            continue
+        for b in zk.assignment[p]:
+            r = s.brokers[b].replicas[p]
+            if r.leader != z.leader or r.leader_epoch != z.leader_epoch or r.stopped:
+                return False
+    return True
+
+
+def preferred_election_moves_leader(elections) -> bool:
+    """Every preferred replica election changes the leader: 2.6 elects only partitions whose
+    leader is not the preferred replica (kafka@2.6.x:core/src/main/scala/kafka/controller/
+    KafkaController.scala processReplicaLeaderElection's `partitionsWithoutPreferredLeader` filter,
+    fetchPendingPreferredReplicaElections, checkAndTriggerAutoLeaderRebalance's
+    `topicsNotInPreferredReplica`), so an election that keeps the leader is a needless
+    leader-epoch bump and LeaderAndIsr round."""
+    return all(e.chosen != e.old_leader for e in elections if e.strategy is Strategy.PREFERRED)
+
+
+def offline_election_for_offline_leader(elections) -> bool:
+    """An election with an offline strategy is for a partition whose leader is not online (-1, or
+    dead or shutting down in the controller's view): `triggerOnlinePartitionStateChange` elects
+    only New and Offline partitions, and a partition is Offline when its leader is not
+    `isReplicaOnline` (kafka@2.6.x:core/src/main/scala/kafka/controller/PartitionStateMachine.scala
+    triggerOnlinePartitionStateChange, partitionsWithOfflineLeader in KafkaController.scala
+    onReplicasBecomeOffline; PartitionStateMachine.startup)."""
+    offline = (Strategy.OFFLINE, Strategy.OFFLINE_ALLOW_UNCLEAN)
+    return all(e.old_leader == NONE or not e.online >> e.old_leader & 1 for e in elections if e.strategy in offline)
+
+
+def new_partition_from_live_replicas(s: Cluster, a, t: Cluster) -> bool:
+    """A partition state znode the active controller creates names live replicas only: the ISR
+    a subset of the assignment on brokers live and not shutting down in its view, the leader (at
+    leader epoch 0) the first of them (kafka@2.6.x:core/src/main/scala/kafka/controller/
+    PartitionStateMachine.scala initializeLeaderAndIsrForPartitions: `liveReplicas =
+    replicas.filter(replica => controllerContext.isReplicaOnline(replica, partition))`, `leader =
+    liveReplicas.head`, `isr = liveReplicas.toList`). Judged at the end of the event, in the
+    controller's view then: a broker bounced in that event may be missing from the ISR, never the
+    other way round, and a later election of the same event (a reassignment's) may have moved the
+    leader and bumped the epoch, but only ever shrinks the ISR."""
+    if type(a) is not ControllerProcessEvent or s.zk.partitions is t.zk.partitions:
+        return True
+    broker = t.brokers[a.broker]
+    if not broker.active:
+        return True
+    ctx = broker.ctx
+    online = ctx.live & ~ctx.shutting_down
+    for p, (before, after) in enumerate(zip(s.zk.partitions, t.zk.partitions)):
+        if before == NO_ZNODE and after != NO_ZNODE:
+            if not after.isr or (after.leader_epoch == 0 and after.leader != after.isr[0]):
+                return False
+            if any(r not in ctx.assignment[p] or not online >> r & 1 for r in after.isr):
+                return False
+    return True
+
+
+def controlled_shutdown_leaves_broker_clean(ppt: int):
+    """Transition invariant builder: on the step in which the controller answers a broker's
+    controlled shutdown with no partition left (the broker's shutdown becomes DONE), every
+    partition the controller acts on (the broker in an assignment of more than one replica, with
+    leadership info, topic not queued for deletion) has another leader and an ISR without the
+    broker (sole member aside), and every one the broker followed when the event began got
+    StopReplica(delete=false) in this event (kafka@2.6.x:core/src/main/scala/kafka/controller/
+    KafkaController.scala doControlledShutdown: `partitionsToActOn`, the led ones re-elected with
+    ControlledShutdownPartitionLeaderElectionStrategy, the followed ones
+    `addStopReplicaRequestForBrokers(..., deletePartition = false)` then OfflineReplica, which
+    shrinks the ISR; core/src/main/scala/kafka/server/KafkaServer.scala controlledShutdown
+    retries until `partitionsRemaining` is empty)."""
+    def holds(s: Cluster, a, t: Cluster) -> bool:
+        if type(a) is not ControllerProcessEvent:
+            return True
+        done = [b for b, (x, y) in enumerate(zip(s.brokers, t.brokers))
+                if y.shutdown is Shutdown.DONE and x.shutdown is not Shutdown.DONE]
+        if not done:
+            return True
+        c = a.broker
+        before, after = s.brokers[c].ctx, t.brokers[c].ctx
+        n = len(s.brokers)
+        for b in done:
+            i = c * n + b
+            sent = t.net[i][len(s.net[i]):] if t.net[i][:len(s.net[i])] == s.net[i] else t.net[i]
+            stopped = {part.partition for r in sent if r.kind is RequestKind.StopReplica
+                       for part in r.partitions if not part.delete}
+            for p, assigned in enumerate(after.assignment):
+                if (b not in assigned or len(assigned) < 2 or after.leadership[p] == NO_ZNODE
+                        or after.topics_to_delete >> (p // ppt) & 1):
+                    continue
+                z = t.zk.partitions[p]
+                if z.leader == b or (b in z.isr and len(z.isr) > 1):
+                    return False
+                followed = before.leadership[p] != NO_ZNODE and before.leadership[p].leader != b
+                if followed and p not in stopped:
+                    return False
+        return True
+    return holds
+
+
+def deleted_topic_leaves_no_replica(s: Cluster, a, t: Cluster) -> bool:
+    """When a topic's deletion completes (its `/brokers/topics` assignment goes), no broker of its
+    assignment still holds a replica of it: completion waits for every replica to be
+    ReplicaDeletionSuccessful, which only the broker's answer to StopReplica(delete=true) makes
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/TopicDeletionManager.scala
+    resumeDeletions / completeDeleteTopic, onPartitionDeletion; core/src/main/scala/kafka/server/
+    ReplicaManager.scala stopReplicas). A broker that died lost its replicas with its memory."""
+    if type(a) is not ControllerProcessEvent or s.zk.assignment is t.zk.assignment:
+        return True
+    for p, (x, y) in enumerate(zip(s.zk.assignment, t.zk.assignment)):
+        if x and not y and any(t.brokers[b].replicas[p] != NO_REPLICA for b in x):
+            return False
+    return True
+
+
 def _elections(observe, s, a) -> list[Election]:
     if type(a) is not ControllerProcessEvent:
         return []
@@ -575,6 +727,26 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
          "a partition with a live ISR member has a leader"),
     ]
     props += [Always(name, functools.partial(fn, ppt=ppt), doc, kind="settled") for name, fn, doc in settled_props]
+    props += [
+        # issue 13: the properties the mutation triage asked for (docs/checking.md, "kcm mutate")
+        AlwaysStep("PreferredElectionMovesLeader",
+                   lambda s, a, t: preferred_election_moves_leader(_elections(observe, s, a)),
+                   "a preferred replica election changes the leader"),
+        AlwaysStep("OfflineElectionForOfflineLeader",
+                   lambda s, a, t: offline_election_for_offline_leader(_elections(observe, s, a)),
+                   "an offline-strategy election is for a partition whose leader is not online"),
+        AlwaysStep("NewPartitionFromLiveReplicas", new_partition_from_live_replicas,
+                   "a new partition state znode names only live replicas, the first as leader"),
+        AlwaysStep("ControlledShutdownLeavesBrokerClean", controlled_shutdown_leaves_broker_clean(ppt),
+                   "a controlled shutdown answered with nothing left leaves the broker leading nothing, "
+                   "out of the ISRs, its followed replicas stopped"),
+        AlwaysStep("DeletedTopicLeavesNoReplica", deleted_topic_leaves_no_replica,
+                   "a topic deletion completes only once its assigned brokers hold no replica of it"),
+        Always("ReplicaStatesMatchLiveness", functools.partial(replica_states_match_liveness, ppt=ppt),
+               "holds whenever no healing action is enabled", kind="quiescence"),
+        Always("BrokersFollowTheLeader", functools.partial(brokers_follow_the_leader, ppt=ppt),
+               "holds whenever no healing action is enabled", kind="quiescence"),
+    ]
     props += _goals(cfg, observe)
     return props
 
