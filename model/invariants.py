@@ -38,6 +38,12 @@ def quiescent(s: Cluster) -> bool:
     return all(b.up for b in s.brokers) and settled(s)
 
 
+#: The last state `settled` judged, with its answer: a dozen quiescence and settled properties ask
+#: about the same state in a row, and a `Cluster` is immutable, so its identity is the key (the
+#: reference held keeps the id from being reused; the pair is replaced whole, so threads are safe).
+_last_settled: tuple = (None, False)
+
+
 def settled(s: Cluster) -> bool:
     """The cluster has settled around its faults: every healing action is done except restarting
     the dead brokers (`BrokerStart`), which may stay dead.
@@ -50,6 +56,16 @@ def settled(s: Cluster) -> bool:
     been handled); no request is in flight to a broker that is up (a request queued for a dead
     broker cannot be delivered and waits for the controller's BrokerChange to drop it); and no
     leader can expand its ISR. `quiescent` is `settled` with every broker up."""
+    global _last_settled
+    last = _last_settled
+    if last[0] is s:
+        return last[1]
+    answer = _settled(s)
+    _last_settled = (s, answer)
+    return answer
+
+
+def _settled(s: Cluster) -> bool:
     up = False
     zk = s.zk
     for b, broker in enumerate(s.brokers):
@@ -608,6 +624,44 @@ def deleted_topic_leaves_no_replica(s: Cluster, a, t: Cluster) -> bool:
     return True
 
 
+def _kafka_2_6_choice(e: Election, assignment: tuple[int, ...], removing: tuple[int, ...]) -> int:
+    """The leader Kafka 2.6's `PartitionLeaderElectionAlgorithms` picks for `e`'s strategy and
+    inputs (the ISR read, the live and online brokers) over `assignment`; -1 for none
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/Election.scala,
+    PartitionStateMachine.scala `PartitionLeaderElectionAlgorithms`)."""
+    from kcm.model.cluster import bits
+    from kcm.model.election import (
+        controlled_shutdown_partition_leader_election, offline_partition_leader_election,
+        preferred_replica_partition_leader_election, reassign_partition_leader_election,
+    )
+    live, online = frozenset(bits(e.live)), frozenset(bits(e.online))
+    if e.strategy in (Strategy.OFFLINE, Strategy.OFFLINE_ALLOW_UNCLEAN):
+        chosen = offline_partition_leader_election(assignment, e.isr, online, e.unclean_allowed)
+    elif e.strategy is Strategy.REASSIGN:
+        chosen = reassign_partition_leader_election(tuple(r for r in assignment if r not in removing), e.isr, online)
+    elif e.strategy is Strategy.PREFERRED:
+        chosen = preferred_replica_partition_leader_election(assignment, e.isr, online)
+    else:
+        chosen = controlled_shutdown_partition_leader_election(assignment, e.isr, live, live - online)
+    return NONE if chosen is None else chosen
+
+
+def _chosen_by_the_algorithm(e: Election, s: Cluster, a, t: Cluster) -> bool:
+    """ElectionRuleConformance computed apart from the model's election code (whose `expected` is
+    computed in the same branch as the choice, so a wrong branch would go unseen): the choice is
+    what the algorithm of the observed strategy returns over the partition's assignment as the
+    controller held it at the start of the event, as ZooKeeper had it then (a failover reads it),
+    or at the end (a reassignment's election runs after the assignment became the target)."""
+    p = e.partition
+    before, after = s.brokers[a.broker], t.brokers[a.broker]
+    candidates = [(s.zk.assignment[p], s.zk.removing[p])]
+    if before.active:
+        candidates.append((before.ctx.assignment[p], before.ctx.removing[p]))
+    if after.active:
+        candidates.append((after.ctx.assignment[p], after.ctx.removing[p]))
+    return any(_kafka_2_6_choice(e, assignment, removing) == e.chosen for assignment, removing in candidates)
+
+
 def _elections(observe, s, a) -> list[Election]:
     if type(a) is not ControllerProcessEvent:
         return []
@@ -621,7 +675,9 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
         return all(e.live >> e.chosen & 1 for e in _elections(observe, s, a))
 
     def election_rule_conformance(s, a, t):
-        return all(e.chosen == e.expected for e in _elections(observe, s, a))
+        elections = _elections(observe, s, a)
+        return (all(e.chosen == e.expected for e in elections)
+                and all(_chosen_by_the_algorithm(e, s, a, t) for e in elections))
 
     def clean_election_from_isr(s, a, t):
         for e in _elections(observe, s, a):

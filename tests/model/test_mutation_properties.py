@@ -32,7 +32,7 @@ from kcm.model.states import ReplicaState
 SMALL = ModelConfig.from_mapping({"brokers": 2, "replication_factor": 2, "max_broker_crashes": 1,
                                   "max_session_expiries": 0})
 SUITE = Path(__file__).parents[2] / "bench" / "mutation"
-NEW = ["CacheMatchesZk", "ReplicaStatesMatchLiveness", "BrokersFollowTheLeader", "PreferredElectionMovesLeader",
+NEW = ["CacheMatchesZk", "ElectionRuleConformance", "ReplicaStatesMatchLiveness", "BrokersFollowTheLeader", "PreferredElectionMovesLeader",
        "OfflineElectionForOfflineLeader", "NewPartitionFromLiveReplicas", "ControlledShutdownLeavesBrokerClean",
        "DeletedTopicLeavesNoReplica"]
 
@@ -110,6 +110,24 @@ def test_offline_election_for_offline_leader() -> None:
     assert not offline_election_for_offline_leader([election(Strategy.OFFLINE, 0, 1, online=0b11)])
     assert not offline_election_for_offline_leader([election(Strategy.OFFLINE_ALLOW_UNCLEAN, 1, 1)])
     assert offline_election_for_offline_leader([election(Strategy.PREFERRED, 0, 1)])
+
+
+def test_election_rule_conformance_recomputes_the_choice(calm) -> None:
+    """The model's `expected` comes from the same branch as its choice; the property also asks
+    the algorithm of the observed strategy, so a choice from the wrong branch is seen."""
+    from kcm.model.invariants import properties_for
+
+    def prop(e: Election):
+        return next(p for p in properties_for(SMALL, lambda s, a: [e]) if p.name == "ElectionRuleConformance")
+
+    a = ControllerProcessEvent(0)
+    assert calm.brokers[0].ctx.assignment[0] == (0, 1)
+    assert prop(election(Strategy.OFFLINE, 0, NONE)).holds(calm, a, calm)
+    # broker 1 chosen and "expected" by the same (wrong) branch: offline picks the first live ISR member, 0
+    assert not prop(election(Strategy.OFFLINE, 1, NONE)).holds(calm, a, calm)
+    assert not prop(election(Strategy.PREFERRED, 1, 0)).holds(calm, a, calm)
+    assert prop(election(Strategy.CONTROLLED_SHUTDOWN, 1, 0, online=0b10)).holds(calm, a, calm)  # 0 shutting down
+    assert not prop(election(Strategy.CONTROLLED_SHUTDOWN, 0, 1, online=0b10)).holds(calm, a, calm)
 
 
 def test_new_partition_from_live_replicas(calm) -> None:
