@@ -24,7 +24,8 @@ from collections.abc import Callable
 
 from kcm.model.actions import ControllerProcessEvent, LeaderExpandIsr, NetworkDeliver
 from kcm.model.cluster import (
-    NO_REPLICA, NO_ZNODE, NONE, Cluster, Edge, Election, Ghost, RequestKind, Shutdown, Zk, empty_context,
+    NO_REPLICA, NO_ZNODE, NONE, Cluster, Edge, Election, EventKind, Ghost, RequestKind, Shutdown, Zk,
+    empty_context,
 )
 from kcm.model.config import ModelConfig
 from kcm.model.properties import Always, AlwaysStep, Sometimes
@@ -624,6 +625,85 @@ def deleted_topic_leaves_no_replica(s: Cluster, a, t: Cluster) -> bool:
     return True
 
 
+def _head_event(s: Cluster, a):
+    queue = s.brokers[a.broker].queue
+    return queue[0] if queue else None
+
+
+def controlled_shutdown_elects_another(observe):
+    """Transition invariant builder: while the controller handles broker b's ControlledShutdown, no
+    controlled-shutdown election chooses b: `doControlledShutdown` adds b to
+    `shuttingDownBrokerIds` before the election, whose algorithm leaves shutting-down brokers out
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala doControlledShutdown;
+    Election.scala / PartitionStateMachine.scala `controlledShutdownPartitionLeaderElection`:
+    `!shuttingDownBrokers.contains(id)`)."""
+    def holds(s: Cluster, a, t: Cluster) -> bool:
+        if type(a) is not ControllerProcessEvent:
+            return True
+        event = _head_event(s, a)
+        if event is None or event.kind is not EventKind.ControlledShutdown:
+            return True
+        return all(e.chosen != event.a for e in _elections(observe, s, a)
+                   if e.strategy is Strategy.CONTROLLED_SHUTDOWN)
+    return holds
+
+
+def controlled_shutdown_retried_only_with_partitions_left(ppt: int):
+    """Transition invariant builder: when the active controller accepts a controlled shutdown
+    (the broker is in its shutting-down set after the event) and answers it with a retry, some
+    partition it acts on is still led by the broker: the answer is `partitionsRemaining`,
+    `partitionLeadersOnBroker` after the elections (kafka@2.6.x:core/src/main/scala/kafka/
+    controller/KafkaController.scala doControlledShutdown; core/src/main/scala/kafka/server/
+    KafkaServer.scala controlledShutdown retries while it is non-empty)."""
+    def holds(s: Cluster, a, t: Cluster) -> bool:
+        if type(a) is not ControllerProcessEvent:
+            return True
+        event = _head_event(s, a)
+        if event is None or event.kind is not EventKind.ControlledShutdown:
+            return True
+        b, c = event.a, t.brokers[a.broker]
+        if not (s.brokers[b].shutdown is Shutdown.AWAITING and t.brokers[b].shutdown is Shutdown.RETRY):
+            return True
+        ctx = c.ctx
+        if not c.active or not ctx.shutting_down >> b & 1 or t.zk.controller_epoch != ctx.epoch:
+            return True
+        return any(b in assigned and len(assigned) > 1 and ctx.leadership[p] != NO_ZNODE
+                   and ctx.leadership[p].leader == b and not ctx.topics_to_delete >> (p // ppt) & 1
+                   for p, assigned in enumerate(ctx.assignment))
+    return holds
+
+
+def failed_broker_replicas_offline(ppt: int):
+    """Transition invariant builder: when the active controller handles a broker's failure (the
+    broker leaves its live set in the event), every assigned replica on it of a topic not queued
+    for deletion is OfflineReplica after the event: `onBrokerFailure` -> `onReplicasBecomeOffline`
+    moves them all to OfflineReplica, whether or not the broker was still in the ISR
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala onReplicasBecomeOffline;
+    ReplicaStateMachine.scala doHandleStateChanges, case OfflineReplica, and doRemoveReplicasFromIsr,
+    whose `leaderAndIsrsWithoutReplica` are settled too). Judged for a controller still at the
+    current epoch (a deposed one fails the partitions a newer controller wrote)."""
+    def holds(s: Cluster, a, t: Cluster) -> bool:
+        if type(a) is not ControllerProcessEvent:
+            return True
+        before, after = s.brokers[a.broker], t.brokers[a.broker]
+        if not (before.active and after.active):
+            return True
+        gone = before.ctx.live & ~after.ctx.live
+        if not gone:
+            return True
+        ctx = after.ctx
+        if t.zk.controller_epoch != ctx.epoch:
+            return True
+        for p, assigned in enumerate(ctx.assignment):
+            if ctx.topics_to_delete >> (p // ppt) & 1:
+                continue
+            for r in assigned:
+                if gone >> r & 1 and ctx.replica_states[p][r] is not ReplicaState.OfflineReplica:
+                    return False
+        return True
+    return holds
+
+
 def _kafka_2_6_choice(e: Election, assignment: tuple[int, ...], removing: tuple[int, ...]) -> int:
     """The leader Kafka 2.6's `PartitionLeaderElectionAlgorithms` picks for `e`'s strategy and
     inputs (the ISR read, the live and online brokers) over `assignment`; -1 for none
@@ -796,6 +876,13 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
         AlwaysStep("ControlledShutdownLeavesBrokerClean", controlled_shutdown_leaves_broker_clean(ppt),
                    "a controlled shutdown answered with nothing left leaves the broker leading nothing, "
                    "out of the ISRs, its followed replicas stopped"),
+        AlwaysStep("ControlledShutdownElectsAnother", controlled_shutdown_elects_another(observe),
+                   "a controlled-shutdown election never chooses the broker shutting down"),
+        AlwaysStep("ControlledShutdownRetriedOnlyWithPartitionsLeft",
+                   controlled_shutdown_retried_only_with_partitions_left(ppt),
+                   "an accepted controlled shutdown is answered with a retry only while the broker still leads"),
+        AlwaysStep("FailedBrokerReplicasOffline", failed_broker_replicas_offline(ppt),
+                   "a broker's failure moves each of its replicas to OfflineReplica"),
         AlwaysStep("DeletedTopicLeavesNoReplica", deleted_topic_leaves_no_replica,
                    "a topic deletion completes only once its assigned brokers hold no replica of it"),
         Always("ReplicaStatesMatchLiveness", functools.partial(replica_states_match_liveness, ppt=ppt),

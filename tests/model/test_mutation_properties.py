@@ -12,13 +12,17 @@ from kcm import config
 from kcm.checker.bfs import explore
 from kcm.model.actions import ControllerProcessEvent
 from kcm.model.cluster import (
-    NO_REPLICA, NO_ZNODE, NONE, Cluster, Election, Request, RequestKind, Shutdown, StopReplicaPartition, put,
+    NO_REPLICA, NO_ZNODE, NONE, Cluster, Election, Event, EventKind, Request, RequestKind, Shutdown,
+    StopReplicaPartition, put,
 )
 from kcm.model.config import ModelConfig
 from kcm.model.invariants import (
     brokers_follow_the_leader,
     cache_matches_zk,
+    controlled_shutdown_elects_another,
     controlled_shutdown_leaves_broker_clean,
+    controlled_shutdown_retried_only_with_partitions_left,
+    failed_broker_replicas_offline,
     deleted_topic_leaves_no_replica,
     new_partition_from_live_replicas,
     offline_election_for_offline_leader,
@@ -34,7 +38,8 @@ SMALL = ModelConfig.from_mapping({"brokers": 2, "replication_factor": 2, "max_br
 SUITE = Path(__file__).parents[2] / "bench" / "mutation"
 NEW = ["CacheMatchesZk", "ElectionRuleConformance", "ReplicaStatesMatchLiveness", "BrokersFollowTheLeader", "PreferredElectionMovesLeader",
        "OfflineElectionForOfflineLeader", "NewPartitionFromLiveReplicas", "ControlledShutdownLeavesBrokerClean",
-       "DeletedTopicLeavesNoReplica"]
+       "DeletedTopicLeavesNoReplica", "ControlledShutdownElectsAnother", "ControlledShutdownRetriedOnlyWithPartitionsLeft",
+       "FailedBrokerReplicasOffline"]
 
 
 @pytest.fixture(scope="module")
@@ -163,6 +168,47 @@ def test_controlled_shutdown_leaves_broker_clean(calm) -> None:
     assert not holds(s, a, with_znode(clean, 0, leader=1, isr=(1, 0)))  # still leads
     assert holds(clean, a, clean)                                     # not the step that answered
     assert holds(s, a, with_broker(clean, 1, shutdown=Shutdown.RETRY))  # partitions remain: retried
+
+
+def shutdown_asked(s: Cluster, b: int) -> Cluster:
+    """`s` with broker `b`'s ControlledShutdown at the head of the controller's (broker 0's) queue."""
+    s = with_broker(s, b, shutdown=Shutdown.AWAITING)
+    return with_broker(s, 0, queue=(Event(EventKind.ControlledShutdown, b, s.brokers[b].epoch),))
+
+
+def test_controlled_shutdown_elects_another(calm) -> None:
+    holds = controlled_shutdown_elects_another(lambda s, a: observed)
+    a = ControllerProcessEvent(0)
+    s = shutdown_asked(calm, 0)
+    observed = [election(Strategy.CONTROLLED_SHUTDOWN, 1, 0)]
+    assert holds(s, a, calm)
+    observed = [election(Strategy.CONTROLLED_SHUTDOWN, 0, 0)]      # the broker shutting down re-elected
+    assert not holds(s, a, calm)
+    assert holds(calm, a, calm)                                     # not a ControlledShutdown event
+
+
+def test_controlled_shutdown_retried_only_with_partitions_left(calm) -> None:
+    holds = controlled_shutdown_retried_only_with_partitions_left(1)
+    a = ControllerProcessEvent(0)
+    s = shutdown_asked(calm, 1)                                     # broker 1 follows partition 0
+    accepted = with_ctx(calm, 0, shutting_down=0b10)
+    assert not holds(s, a, with_broker(accepted, 1, shutdown=Shutdown.RETRY))   # nothing left, told to retry
+    assert holds(s, a, with_broker(accepted, 1, shutdown=Shutdown.DONE))
+    assert holds(s, a, with_broker(calm, 1, shutdown=Shutdown.RETRY))            # refused: not accepted
+    s0 = shutdown_asked(calm, 0)                                    # broker 0 leads partition 0
+    assert holds(s0, a, with_broker(with_ctx(calm, 0, shutting_down=0b01), 0, shutdown=Shutdown.RETRY))
+
+
+def test_failed_broker_replicas_offline(calm) -> None:
+    holds = failed_broker_replicas_offline(1)
+    a = ControllerProcessEvent(0)
+    gone = with_ctx(calm, 0, live=0b01)
+    assert not holds(calm, a, gone)                                 # broker 1's replica left OnlineReplica
+    rs = calm.brokers[0].ctx.replica_states
+    offline = with_ctx(gone, 0, replica_states=put(rs, 0, put(rs[0], 1, ReplicaState.OfflineReplica)))
+    assert holds(calm, a, offline)
+    assert holds(calm, a, with_ctx(gone, 0, topics_to_delete=1))    # being deleted: ineligible instead
+    assert holds(calm, a, calm)                                     # nobody failed
 
 
 def test_deleted_topic_leaves_no_replica(calm) -> None:
