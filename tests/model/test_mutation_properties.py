@@ -230,3 +230,12 @@ def test_the_new_properties_hold_on_the_mutation_suite(name) -> None:
     props = [p for p in NEW if p in {x.name for x in model.properties()}]
     result = explore(model, properties=props, goals_required=False)
     assert result.verdict == "pass" and not result.violations, result.summary_lines()
+
+
+def test_v10_breaks_failed_broker_replicas_offline_first() -> None:
+    """V10's failover leaves a dead broker's replicas ReplicaDeletionIneligible. A controller moved by
+    an operator that wins again in the same event fails over with the dead broker gone from its
+    view: FailedBrokerReplicasOffline sees the replica not OfflineReplica in 7 steps, before
+    DeadReplicaOnlyAsSoleIsrMember (V10's named property, 9 steps, tests/model/test_variants.py)."""
+    result = explore(KafkaModel(config.load_preset("v10")))
+    assert [(v.name, v.trace_length) for v in result.violations] == [("FailedBrokerReplicasOffline", 7)]
