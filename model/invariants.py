@@ -625,6 +625,20 @@ def deleted_topic_leaves_no_replica(s: Cluster, a, t: Cluster) -> bool:
     return True
 
 
+def reassignment_sets_disjoint(s: Cluster) -> bool:
+    """In `/brokers/topics` every partition's adding and removing replicas (KIP-455's AR and RR)
+    are disjoint and within its replicas: `ReplicaAssignment` derives them from the original and
+    target replicas (`addingReplicas = targetReplicas -- originReplicas`, `removingReplicas =
+    originReplicas -- targetReplicas`), and a resumed reassignment passes the stored ones on
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/ControllerContext.scala ReplicaAssignment;
+    KafkaController.scala maybeResumeReassignments, onPartitionReassignment)."""
+    zk = s.zk
+    for replicas, adding, removing in zip(zk.assignment, zk.adding, zk.removing):
+        if (adding or removing) and (set(adding) & set(removing) or not set(adding) | set(removing) <= set(replicas)):
+            return False
+    return True
+
+
 def _head_event(s: Cluster, a):
     queue = s.brokers[a.broker].queue
     return queue[0] if queue else None
@@ -885,6 +899,8 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
                    "a broker's failure moves each of its replicas to OfflineReplica"),
         AlwaysStep("DeletedTopicLeavesNoReplica", deleted_topic_leaves_no_replica,
                    "a topic deletion completes only once its assigned brokers hold no replica of it"),
+        Always("ReassignmentSetsDisjoint", reassignment_sets_disjoint,
+               "the adding and removing replicas in /brokers/topics are disjoint and among the replicas"),
         Always("ReplicaStatesMatchLiveness", functools.partial(replica_states_match_liveness, ppt=ppt),
                "holds whenever no healing action is enabled", kind="quiescence"),
         Always("BrokersFollowTheLeader", functools.partial(brokers_follow_the_leader, ppt=ppt),

@@ -27,6 +27,7 @@ from kcm.model.invariants import (
     new_partition_from_live_replicas,
     offline_election_for_offline_leader,
     preferred_election_moves_leader,
+    reassignment_sets_disjoint,
     replica_states_match_liveness,
 )
 from kcm.model.spec import KafkaModel, init_states, settle
@@ -39,7 +40,7 @@ SUITE = Path(__file__).parents[2] / "bench" / "mutation"
 NEW = ["CacheMatchesZk", "ElectionRuleConformance", "ReplicaStatesMatchLiveness", "BrokersFollowTheLeader", "PreferredElectionMovesLeader",
        "OfflineElectionForOfflineLeader", "NewPartitionFromLiveReplicas", "ControlledShutdownLeavesBrokerClean",
        "DeletedTopicLeavesNoReplica", "ControlledShutdownElectsAnother", "ControlledShutdownRetriedOnlyWithPartitionsLeft",
-       "FailedBrokerReplicasOffline"]
+       "FailedBrokerReplicasOffline", "ReassignmentSetsDisjoint"]
 
 
 @pytest.fixture(scope="module")
@@ -209,6 +210,15 @@ def test_failed_broker_replicas_offline(calm) -> None:
     assert holds(calm, a, offline)
     assert holds(calm, a, with_ctx(gone, 0, topics_to_delete=1))    # being deleted: ineligible instead
     assert holds(calm, a, calm)                                     # nobody failed
+
+
+def test_reassignment_sets_disjoint(calm) -> None:
+    assert reassignment_sets_disjoint(calm)
+    zk = calm.zk
+    moving = calm._replace(zk=zk._replace(assignment=((1, 0),), adding=((1,),), removing=((0,),)))
+    assert reassignment_sets_disjoint(moving)
+    assert not reassignment_sets_disjoint(moving._replace(zk=moving.zk._replace(adding=((0,),))))   # AR = RR
+    assert not reassignment_sets_disjoint(moving._replace(zk=moving.zk._replace(adding=((2,),))))   # not a replica
 
 
 def test_deleted_topic_leaves_no_replica(calm) -> None:
