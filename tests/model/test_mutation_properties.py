@@ -37,10 +37,10 @@ from kcm.model.states import ReplicaState
 SMALL = ModelConfig.from_mapping({"brokers": 2, "replication_factor": 2, "max_broker_crashes": 1,
                                   "max_session_expiries": 0})
 SUITE = Path(__file__).parents[2] / "bench" / "mutation"
-NEW = ["CacheMatchesZk", "ElectionRuleConformance", "ReplicaStatesMatchLiveness", "BrokersFollowTheLeader", "PreferredElectionMovesLeader",
-       "OfflineElectionForOfflineLeader", "NewPartitionFromLiveReplicas", "ControlledShutdownLeavesBrokerClean",
-       "DeletedTopicLeavesNoReplica", "ControlledShutdownElectsAnother", "ControlledShutdownRetriedOnlyWithPartitionsLeft",
-       "FailedBrokerReplicasOffline", "ReassignmentSetsDisjoint"]
+NEW = ["CacheMatchesZk", "ElectionRuleConformance", "ReplicaStatesMatchLiveness", "BrokersFollowTheLeader",
+       "PreferredElectionMovesLeader", "OfflineElectionForOfflineLeader", "NewPartitionFromLiveReplicas",
+       "ControlledShutdownLeavesBrokerClean", "DeletedTopicLeavesNoReplica", "ControlledShutdownElectsAnother",
+       "ControlledShutdownRetriedOnlyWithPartitionsLeft", "FailedBrokerReplicasOffline", "ReassignmentSetsDisjoint"]
 
 
 @pytest.fixture(scope="module")
