@@ -24,7 +24,8 @@ from collections.abc import Callable
 
 from kcm.model.actions import ControllerProcessEvent, LeaderExpandIsr, NetworkDeliver
 from kcm.model.cluster import (
-    NO_REPLICA, NO_ZNODE, NONE, Cluster, Edge, Election, Ghost, RequestKind, Shutdown, Zk, empty_context,
+    NO_REPLICA, NO_ZNODE, NONE, Cluster, Edge, Election, EventKind, Ghost, RequestKind, Shutdown, Zk,
+    empty_context,
 )
 from kcm.model.config import ModelConfig
 from kcm.model.properties import Always, AlwaysStep, Sometimes
@@ -36,6 +37,12 @@ def quiescent(s: Cluster) -> bool:
     """No healing action is enabled: `settled` with every broker up (so every session alive,
     nothing queued or in flight, no leader able to expand its ISR)."""
     return all(b.up for b in s.brokers) and settled(s)
+
+
+#: The last state `settled` judged, with its answer: a dozen quiescence and settled properties ask
+#: about the same state in a row, and a `Cluster` is immutable, so its identity is the key (the
+#: reference held keeps the id from being reused; the pair is replaced whole, so threads are safe).
+_last_settled: tuple = (None, False)
 
 
 def settled(s: Cluster) -> bool:
@@ -50,6 +57,16 @@ def settled(s: Cluster) -> bool:
     been handled); no request is in flight to a broker that is up (a request queued for a dead
     broker cannot be delivered and waits for the controller's BrokerChange to drop it); and no
     leader can expand its ISR. `quiescent` is `settled` with every broker up."""
+    global _last_settled
+    last = _last_settled
+    if last[0] is s:
+        return last[1]
+    answer = _settled(s)
+    _last_settled = (s, answer)
+    return answer
+
+
+def _settled(s: Cluster) -> bool:
     up = False
     zk = s.zk
     for b, broker in enumerate(s.brokers):
@@ -159,6 +176,12 @@ def reassignment_eventually_completes(s: Cluster) -> bool:
 
 
 def cache_matches_zk(s: Cluster) -> bool:
+    """Quiescent: the active controller's cached leadership of every partition (leader, leader
+    epoch and ISR) equals the state znode. A leader's own ISR change reaches the cache through
+    the ISR-change notification: `processIsrChangeNotification` -> `updateLeaderAndIsrCache`, its
+    child watch armed at failover (`onControllerFailover`,
+    `registerZNodeChildChangeHandler(isrChangeNotificationHandler)`) and re-armed by each read
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala)."""
     if not quiescent(s):
         return True
     for b in _active(s):
@@ -167,7 +190,7 @@ def cache_matches_zk(s: Cluster) -> bool:
             c = ctx.leadership[p]
             if (z == NO_ZNODE) != (c == NO_ZNODE):
                 return False
-            if z != NO_ZNODE and (c.leader, c.leader_epoch) != (z.leader, z.leader_epoch):
+            if z != NO_ZNODE and (c.leader, c.leader_epoch, c.isr) != (z.leader, z.leader_epoch, z.isr):
                 return False
     return True
 
@@ -456,6 +479,283 @@ def _empty_context(nb: int, np_: int):
     return empty_context(nb, np_)
 
 
+# ---- issue 13: properties the mutation triage asked for (docs/checking.md, "kcm mutate") --------
+
+
+def replica_states_match_liveness(s: Cluster, ppt: int = 1) -> bool:
+    """Quiescent (every broker up): the active controller holds every assigned replica of a topic
+    not queued for deletion as OnlineReplica. A broker's failure moves its replicas to
+    OfflineReplica and its startup back to OnlineReplica; a reassignment's new replicas go
+    NewReplica -> OnlineReplica (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+    onBrokerFailure / onReplicasBecomeOffline, onBrokerStartup, onPartitionReassignment;
+    ReplicaStateMachine.scala startup)."""
+    if not quiescent(s):
+        return True
+    for b in _active(s):
+        ctx = s.brokers[b].ctx
+        for p, assigned in enumerate(ctx.assignment):
+            if ctx.topics_to_delete >> (p // ppt) & 1:
+                continue
+            if any(ctx.replica_states[p][r] is not ReplicaState.OnlineReplica for r in assigned):
+                return False
+    return True
+
+
+def brokers_follow_the_leader(s: Cluster, ppt: int = 1) -> bool:
+    """Quiescent: every broker in a partition's assignment holds a replica, not stopped, that
+    follows (or is) the state znode's leader at the znode's leader epoch. Every leader change the
+    controller writes is sent to the assigned replicas as LeaderAndIsr, and a broker named in the
+    request's replica list applies a newer leader epoch (kafka@2.6.x:core/src/main/scala/kafka/
+    server/ReplicaManager.scala becomeLeaderOrFollower; core/src/main/scala/kafka/controller/
+    ControllerChannelManager.scala addLeaderAndIsrRequestForBrokers). Topics queued for deletion
+    are stopped on purpose, and a replica outside the assignment is not judged (Findings 4)."""
+    if not quiescent(s):
+        return True
+    zk = s.zk
+    for p, z in enumerate(zk.partitions):
+        if z == NO_ZNODE or z.leader == NONE or zk.delete_topics >> (p // ppt) & 1:
+            continue
+        for b in zk.assignment[p]:
+            r = s.brokers[b].replicas[p]
+            if r.leader != z.leader or r.leader_epoch != z.leader_epoch or r.stopped:
+                return False
+    return True
+
+
+def preferred_election_moves_leader(elections) -> bool:
+    """Every preferred replica election changes the leader: 2.6 elects only partitions whose
+    leader is not the preferred replica (kafka@2.6.x:core/src/main/scala/kafka/controller/
+    KafkaController.scala processReplicaLeaderElection's `partitionsWithoutPreferredLeader` filter,
+    fetchPendingPreferredReplicaElections, checkAndTriggerAutoLeaderRebalance's
+    `topicsNotInPreferredReplica`), so an election that keeps the leader is a needless
+    leader-epoch bump and LeaderAndIsr round."""
+    return all(e.chosen != e.old_leader for e in elections if e.strategy is Strategy.PREFERRED)
+
+
+def offline_election_for_offline_leader(elections) -> bool:
+    """An election with an offline strategy is for a partition whose leader is not online (-1, or
+    dead or shutting down in the controller's view): `triggerOnlinePartitionStateChange` elects
+    only New and Offline partitions, and a partition is Offline when its leader is not
+    `isReplicaOnline` (kafka@2.6.x:core/src/main/scala/kafka/controller/PartitionStateMachine.scala
+    triggerOnlinePartitionStateChange, partitionsWithOfflineLeader in KafkaController.scala
+    onReplicasBecomeOffline; PartitionStateMachine.startup)."""
+    offline = (Strategy.OFFLINE, Strategy.OFFLINE_ALLOW_UNCLEAN)
+    return all(e.old_leader == NONE or not e.online >> e.old_leader & 1 for e in elections if e.strategy in offline)
+
+
+def new_partition_from_live_replicas(s: Cluster, a, t: Cluster) -> bool:
+    """A partition state znode the active controller creates names live replicas only: the ISR
+    a subset of the assignment on brokers live and not shutting down in its view, the leader (at
+    leader epoch 0) the first of them (kafka@2.6.x:core/src/main/scala/kafka/controller/
+    PartitionStateMachine.scala initializeLeaderAndIsrForPartitions: `liveReplicas =
+    replicas.filter(replica => controllerContext.isReplicaOnline(replica, partition))`, `leader =
+    liveReplicas.head`, `isr = liveReplicas.toList`). Judged at the end of the event, in the
+    controller's view then: a broker bounced in that event may be missing from the ISR, never the
+    other way round, and a later election of the same event (a reassignment's) may have moved the
+    leader and bumped the epoch, but only ever shrinks the ISR."""
+    if type(a) is not ControllerProcessEvent or s.zk.partitions is t.zk.partitions:
+        return True
+    broker = t.brokers[a.broker]
+    if not broker.active:
+        return True
+    ctx = broker.ctx
+    online = ctx.live & ~ctx.shutting_down
+    for p, (before, after) in enumerate(zip(s.zk.partitions, t.zk.partitions)):
+        if before == NO_ZNODE and after != NO_ZNODE:
+            if not after.isr or (after.leader_epoch == 0 and after.leader != after.isr[0]):
+                return False
+            if any(r not in ctx.assignment[p] or not online >> r & 1 for r in after.isr):
+                return False
+    return True
+
+
+def controlled_shutdown_leaves_broker_clean(ppt: int):
+    """Transition invariant builder: on the step in which the controller answers a broker's
+    controlled shutdown with no partition left (the broker's shutdown becomes DONE), every
+    partition the controller acts on (the broker in an assignment of more than one replica, with
+    leadership info, topic not queued for deletion) has another leader and an ISR without the
+    broker (sole member aside), and every one the broker followed when the event began got
+    StopReplica(delete=false) in this event (kafka@2.6.x:core/src/main/scala/kafka/controller/
+    KafkaController.scala doControlledShutdown: `partitionsToActOn`, the led ones re-elected with
+    ControlledShutdownPartitionLeaderElectionStrategy, the followed ones
+    `addStopReplicaRequestForBrokers(..., deletePartition = false)` then OfflineReplica, which
+    shrinks the ISR; core/src/main/scala/kafka/server/KafkaServer.scala controlledShutdown
+    retries until `partitionsRemaining` is empty)."""
+    def holds(s: Cluster, a, t: Cluster) -> bool:
+        if type(a) is not ControllerProcessEvent:
+            return True
+        done = [b for b, (x, y) in enumerate(zip(s.brokers, t.brokers))
+                if y.shutdown is Shutdown.DONE and x.shutdown is not Shutdown.DONE]
+        if not done:
+            return True
+        c = a.broker
+        before, after = s.brokers[c].ctx, t.brokers[c].ctx
+        n = len(s.brokers)
+        for b in done:
+            i = c * n + b
+            sent = t.net[i][len(s.net[i]):] if t.net[i][:len(s.net[i])] == s.net[i] else t.net[i]
+            stopped = {part.partition for r in sent if r.kind is RequestKind.StopReplica
+                       for part in r.partitions if not part.delete}
+            for p, assigned in enumerate(after.assignment):
+                if (b not in assigned or len(assigned) < 2 or after.leadership[p] == NO_ZNODE
+                        or after.topics_to_delete >> (p // ppt) & 1):
+                    continue
+                z = t.zk.partitions[p]
+                if z.leader == b or (b in z.isr and len(z.isr) > 1):
+                    return False
+                followed = before.leadership[p] != NO_ZNODE and before.leadership[p].leader != b
+                if followed and p not in stopped:
+                    return False
+        return True
+    return holds
+
+
+def deleted_topic_leaves_no_replica(s: Cluster, a, t: Cluster) -> bool:
+    """When a topic's deletion completes (its `/brokers/topics` assignment goes), no broker of its
+    assignment still holds a replica of it: completion waits for every replica to be
+    ReplicaDeletionSuccessful, which only the broker's answer to StopReplica(delete=true) makes
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/TopicDeletionManager.scala
+    resumeDeletions / completeDeleteTopic, onPartitionDeletion; core/src/main/scala/kafka/server/
+    ReplicaManager.scala stopReplicas). A broker that died lost its replicas with its memory."""
+    if type(a) is not ControllerProcessEvent or s.zk.assignment is t.zk.assignment:
+        return True
+    for p, (x, y) in enumerate(zip(s.zk.assignment, t.zk.assignment)):
+        if x and not y and any(t.brokers[b].replicas[p] != NO_REPLICA for b in x):
+            return False
+    return True
+
+
+def reassignment_sets_disjoint(s: Cluster) -> bool:
+    """In `/brokers/topics` every partition's adding and removing replicas (KIP-455's AR and RR)
+    are disjoint and within its replicas: `ReplicaAssignment` derives them from the original and
+    target replicas (`addingReplicas = targetReplicas -- originReplicas`, `removingReplicas =
+    originReplicas -- targetReplicas`), and a resumed reassignment passes the stored ones on
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/ControllerContext.scala ReplicaAssignment;
+    KafkaController.scala maybeResumeReassignments, onPartitionReassignment)."""
+    zk = s.zk
+    for replicas, adding, removing in zip(zk.assignment, zk.adding, zk.removing):
+        if (adding or removing) and (set(adding) & set(removing) or not set(adding) | set(removing) <= set(replicas)):
+            return False
+    return True
+
+
+def _head_event(s: Cluster, a):
+    queue = s.brokers[a.broker].queue
+    return queue[0] if queue else None
+
+
+def controlled_shutdown_elects_another(observe):
+    """Transition invariant builder: while the controller handles broker b's ControlledShutdown, no
+    controlled-shutdown election chooses b: `doControlledShutdown` adds b to
+    `shuttingDownBrokerIds` before the election, whose algorithm leaves shutting-down brokers out
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala doControlledShutdown;
+    Election.scala / PartitionStateMachine.scala `controlledShutdownPartitionLeaderElection`:
+    `!shuttingDownBrokers.contains(id)`)."""
+    def holds(s: Cluster, a, t: Cluster) -> bool:
+        if type(a) is not ControllerProcessEvent:
+            return True
+        event = _head_event(s, a)
+        if event is None or event.kind is not EventKind.ControlledShutdown:
+            return True
+        return all(e.chosen != event.a for e in _elections(observe, s, a)
+                   if e.strategy is Strategy.CONTROLLED_SHUTDOWN)
+    return holds
+
+
+def controlled_shutdown_retried_only_with_partitions_left(ppt: int):
+    """Transition invariant builder: when the active controller accepts a controlled shutdown
+    (the broker is in its shutting-down set after the event) and answers it with a retry, some
+    partition it acts on is still led by the broker: the answer is `partitionsRemaining`,
+    `partitionLeadersOnBroker` after the elections (kafka@2.6.x:core/src/main/scala/kafka/
+    controller/KafkaController.scala doControlledShutdown; core/src/main/scala/kafka/server/
+    KafkaServer.scala controlledShutdown retries while it is non-empty)."""
+    def holds(s: Cluster, a, t: Cluster) -> bool:
+        if type(a) is not ControllerProcessEvent:
+            return True
+        event = _head_event(s, a)
+        if event is None or event.kind is not EventKind.ControlledShutdown:
+            return True
+        b, c = event.a, t.brokers[a.broker]
+        if not (s.brokers[b].shutdown is Shutdown.AWAITING and t.brokers[b].shutdown is Shutdown.RETRY):
+            return True
+        ctx = c.ctx
+        if not c.active or not ctx.shutting_down >> b & 1 or t.zk.controller_epoch != ctx.epoch:
+            return True
+        return any(b in assigned and len(assigned) > 1 and ctx.leadership[p] != NO_ZNODE
+                   and ctx.leadership[p].leader == b and not ctx.topics_to_delete >> (p // ppt) & 1
+                   for p, assigned in enumerate(ctx.assignment))
+    return holds
+
+
+def failed_broker_replicas_offline(ppt: int):
+    """Transition invariant builder: when the active controller handles a broker's failure (the
+    broker leaves its live set in the event), every assigned replica on it of a topic not queued
+    for deletion is OfflineReplica after the event: `onBrokerFailure` -> `onReplicasBecomeOffline`
+    moves them all to OfflineReplica, whether or not the broker was still in the ISR
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala onReplicasBecomeOffline;
+    ReplicaStateMachine.scala doHandleStateChanges, case OfflineReplica, and doRemoveReplicasFromIsr,
+    whose `leaderAndIsrsWithoutReplica` are settled too). Judged for a controller still at the
+    current epoch (a deposed one fails the partitions a newer controller wrote)."""
+    def holds(s: Cluster, a, t: Cluster) -> bool:
+        if type(a) is not ControllerProcessEvent:
+            return True
+        before, after = s.brokers[a.broker], t.brokers[a.broker]
+        if not (before.active and after.active):
+            return True
+        gone = before.ctx.live & ~after.ctx.live
+        if not gone:
+            return True
+        ctx = after.ctx
+        if t.zk.controller_epoch != ctx.epoch:
+            return True
+        for p, assigned in enumerate(ctx.assignment):
+            if ctx.topics_to_delete >> (p // ppt) & 1:
+                continue
+            for r in assigned:
+                if gone >> r & 1 and ctx.replica_states[p][r] is not ReplicaState.OfflineReplica:
+                    return False
+        return True
+    return holds
+
+
+def _kafka_2_6_choice(e: Election, assignment: tuple[int, ...], removing: tuple[int, ...]) -> int:
+    """The leader Kafka 2.6's `PartitionLeaderElectionAlgorithms` picks for `e`'s strategy and
+    inputs (the ISR read, the live and online brokers) over `assignment`; -1 for none
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/Election.scala,
+    PartitionStateMachine.scala `PartitionLeaderElectionAlgorithms`)."""
+    from kcm.model.cluster import bits
+    from kcm.model.election import (
+        controlled_shutdown_partition_leader_election, offline_partition_leader_election,
+        preferred_replica_partition_leader_election, reassign_partition_leader_election,
+    )
+    live, online = frozenset(bits(e.live)), frozenset(bits(e.online))
+    if e.strategy in (Strategy.OFFLINE, Strategy.OFFLINE_ALLOW_UNCLEAN):
+        chosen = offline_partition_leader_election(assignment, e.isr, online, e.unclean_allowed)
+    elif e.strategy is Strategy.REASSIGN:
+        chosen = reassign_partition_leader_election(tuple(r for r in assignment if r not in removing), e.isr, online)
+    elif e.strategy is Strategy.PREFERRED:
+        chosen = preferred_replica_partition_leader_election(assignment, e.isr, online)
+    else:
+        chosen = controlled_shutdown_partition_leader_election(assignment, e.isr, live, live - online)
+    return NONE if chosen is None else chosen
+
+
+def _chosen_by_the_algorithm(e: Election, s: Cluster, a, t: Cluster) -> bool:
+    """ElectionRuleConformance computed apart from the model's election code (whose `expected` is
+    computed in the same branch as the choice, so a wrong branch would go unseen): the choice is
+    what the algorithm of the observed strategy returns over the partition's assignment as the
+    controller held it at the start of the event, as ZooKeeper had it then (a failover reads it),
+    or at the end (a reassignment's election runs after the assignment became the target)."""
+    p = e.partition
+    before, after = s.brokers[a.broker], t.brokers[a.broker]
+    candidates = [(s.zk.assignment[p], s.zk.removing[p])]
+    if before.active:
+        candidates.append((before.ctx.assignment[p], before.ctx.removing[p]))
+    if after.active:
+        candidates.append((after.ctx.assignment[p], after.ctx.removing[p]))
+    return any(_kafka_2_6_choice(e, assignment, removing) == e.chosen for assignment, removing in candidates)
+
+
 def _elections(observe, s, a) -> list[Election]:
     if type(a) is not ControllerProcessEvent:
         return []
@@ -469,7 +769,9 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
         return all(e.live >> e.chosen & 1 for e in _elections(observe, s, a))
 
     def election_rule_conformance(s, a, t):
-        return all(e.chosen == e.expected for e in _elections(observe, s, a))
+        elections = _elections(observe, s, a)
+        return (all(e.chosen == e.expected for e in elections)
+                and all(_chosen_by_the_algorithm(e, s, a, t) for e in elections))
 
     def clean_election_from_isr(s, a, t):
         for e in _elections(observe, s, a):
@@ -575,6 +877,35 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
          "a partition with a live ISR member has a leader"),
     ]
     props += [Always(name, functools.partial(fn, ppt=ppt), doc, kind="settled") for name, fn, doc in settled_props]
+    props += [
+        # issue 13: the properties the mutation triage asked for (docs/checking.md, "kcm mutate")
+        AlwaysStep("PreferredElectionMovesLeader",
+                   lambda s, a, t: preferred_election_moves_leader(_elections(observe, s, a)),
+                   "a preferred replica election changes the leader"),
+        AlwaysStep("OfflineElectionForOfflineLeader",
+                   lambda s, a, t: offline_election_for_offline_leader(_elections(observe, s, a)),
+                   "an offline-strategy election is for a partition whose leader is not online"),
+        AlwaysStep("NewPartitionFromLiveReplicas", new_partition_from_live_replicas,
+                   "a new partition state znode names only live replicas, the first as leader"),
+        AlwaysStep("ControlledShutdownLeavesBrokerClean", controlled_shutdown_leaves_broker_clean(ppt),
+                   "a controlled shutdown answered with nothing left leaves the broker leading nothing, "
+                   "out of the ISRs, its followed replicas stopped"),
+        AlwaysStep("ControlledShutdownElectsAnother", controlled_shutdown_elects_another(observe),
+                   "a controlled-shutdown election never chooses the broker shutting down"),
+        AlwaysStep("ControlledShutdownRetriedOnlyWithPartitionsLeft",
+                   controlled_shutdown_retried_only_with_partitions_left(ppt),
+                   "an accepted controlled shutdown is answered with a retry only while the broker still leads"),
+        AlwaysStep("FailedBrokerReplicasOffline", failed_broker_replicas_offline(ppt),
+                   "a broker's failure moves each of its replicas to OfflineReplica"),
+        AlwaysStep("DeletedTopicLeavesNoReplica", deleted_topic_leaves_no_replica,
+                   "a topic deletion completes only once its assigned brokers hold no replica of it"),
+        Always("ReassignmentSetsDisjoint", reassignment_sets_disjoint,
+               "the adding and removing replicas in /brokers/topics are disjoint and among the replicas"),
+        Always("ReplicaStatesMatchLiveness", functools.partial(replica_states_match_liveness, ppt=ppt),
+               "holds whenever no healing action is enabled", kind="quiescence"),
+        Always("BrokersFollowTheLeader", functools.partial(brokers_follow_the_leader, ppt=ppt),
+               "holds whenever no healing action is enabled", kind="quiescence"),
+    ]
     props += _goals(cfg, observe)
     return props
 
