@@ -644,6 +644,14 @@ def _head_event(s: Cluster, a):
     return queue[0] if queue else None
 
 
+def _controlled_shutdown_handled(s: Cluster, a):
+    """The ControlledShutdown event step `a` handles, or None if it handles another one."""
+    if type(a) is not ControllerProcessEvent:
+        return None
+    event = _head_event(s, a)
+    return event if event is not None and event.kind is EventKind.ControlledShutdown else None
+
+
 def controlled_shutdown_elects_another(observe):
     """Transition invariant builder: while the controller handles broker b's ControlledShutdown, no
     controlled-shutdown election chooses b: `doControlledShutdown` adds b to
@@ -652,10 +660,8 @@ def controlled_shutdown_elects_another(observe):
     Election.scala / PartitionStateMachine.scala `controlledShutdownPartitionLeaderElection`:
     `!shuttingDownBrokers.contains(id)`)."""
     def holds(s: Cluster, a, t: Cluster) -> bool:
-        if type(a) is not ControllerProcessEvent:
-            return True
-        event = _head_event(s, a)
-        if event is None or event.kind is not EventKind.ControlledShutdown:
+        event = _controlled_shutdown_handled(s, a)
+        if event is None:
             return True
         return all(e.chosen != event.a for e in _elections(observe, s, a)
                    if e.strategy is Strategy.CONTROLLED_SHUTDOWN)
@@ -670,10 +676,8 @@ def controlled_shutdown_retried_only_with_partitions_left(ppt: int):
     controller/KafkaController.scala doControlledShutdown; core/src/main/scala/kafka/server/
     KafkaServer.scala controlledShutdown retries while it is non-empty)."""
     def holds(s: Cluster, a, t: Cluster) -> bool:
-        if type(a) is not ControllerProcessEvent:
-            return True
-        event = _head_event(s, a)
-        if event is None or event.kind is not EventKind.ControlledShutdown:
+        event = _controlled_shutdown_handled(s, a)
+        if event is None:
             return True
         b, c = event.a, t.brokers[a.broker]
         if not (s.brokers[b].shutdown is Shutdown.AWAITING and t.brokers[b].shutdown is Shutdown.RETRY):
