@@ -9,14 +9,15 @@ checked on the abstraction of a snapshot of the cluster. At the end, a table of 
 epoch, and every partition's leader, ISR and leader epoch.
 
 Exit codes: 0 every check held; 1 an invariant failed on the way; 2 bad usage (an unreadable or
-malformed scenario, a ZooKeeper that cannot be reached within the connection timeout); 3 the cluster
-did not settle after a step within `--timeout`.
+malformed scenario, a ZooKeeper that cannot be reached within the connection timeout or stops
+answering during the run); 3 the cluster did not settle after a step within `--timeout`.
 """
 
 from __future__ import annotations
 
 import logging
 import random
+import socket
 import threading
 import time
 from importlib import resources
@@ -233,6 +234,10 @@ def _bounded(work, deadline_s: float, what: str, zk: str):
     while worker.is_alive() and time.monotonic() < end:
         worker.join(0.1)   # short joins: Ctrl-C reaches the main thread at once
     if worker.is_alive():
+        if zk != "memory" and not _zookeeper_answers(zk):
+            # A server that went away can hold a step in kazoo's retries rather than fail it; either
+            # way the cause is ZooKeeper, which is bad input (exit 2), not an unsettled cluster.
+            raise UsageError(f"ZooKeeper {zk} does not answer: {what} did not finish within {deadline_s:g} s")
         raise Incomplete(f"{what} did not finish within {deadline_s:g} s; is ZooKeeper {zk} still up?")
     error = outcome.get("error")
     if isinstance(error, ZooKeeperError):
@@ -240,6 +245,19 @@ def _bounded(work, deadline_s: float, what: str, zk: str):
     if error is not None:
         raise error
     return outcome["value"]
+
+
+def _zookeeper_answers(zk: str, timeout_s: float = 2.0) -> bool:
+    """Whether some server of the connect string `host:port[,host:port...][/chroot]` accepts a TCP
+    connection within `timeout_s`."""
+    for address in zk.split("/", 1)[0].split(","):
+        host, _, port = address.rpartition(":")
+        try:
+            socket.create_connection((host or "127.0.0.1", int(port or 2181)), timeout=timeout_s).close()
+            return True
+        except (OSError, ValueError):
+            continue
+    return False
 
 
 def _finish(cluster: ThreadedCluster, zk: str, keep_chroot: bool, console: Console) -> None:
