@@ -12,7 +12,6 @@ import contextlib
 import logging
 import re
 import signal
-import socket
 import threading
 import time
 from dataclasses import replace
@@ -32,6 +31,7 @@ from kcm.model.config import ConfigError, ModelConfig
 from kcm.model.epoch_quotient import EpochQuotientModel
 from kcm.model.spec import KafkaModel, config_fields
 from kcm.model.variants import ALL_VARIANTS
+from kcm.net import refusal
 
 MODEL_FACTORY = "kcm.model.spec:model_for"
 #: What `--liveness` traces name: the model explored modulo controller epochs.
@@ -259,11 +259,10 @@ def check_master(master: str | None, timeout_s: float = 3.0) -> None:
         host, _, port = address.rpartition(":")
         if not host or not port.isdigit() or not 0 < int(port) < 65536:
             raise UsageError(f"--master {master!r}: '{address}' is not HOST:PORT")
-        try:
-            socket.create_connection((host, int(port)), timeout=timeout_s).close()
+        why = refusal(host, int(port), timeout_s)
+        if why is None:
             return  # one master answers: Spark can register with it
-        except OSError as exc:
-            errors.append(f"{address}: {exc.strerror or exc.__class__.__name__}")
+        errors.append(f"{address}: {why}")
     raise UsageError(f"--master {master}: no Spark master answers ({'; '.join(errors)})")
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import random
-import socket
 import threading
 import time
 from importlib import resources
@@ -34,6 +33,7 @@ from kcm.impl.scenario import Scenario, ScenarioError, apply_step, describe
 from kcm.impl.threaded_cluster import ThreadedCluster
 from kcm.impl.timeline import Record
 from kcm.impl.zk.protocol import ZooKeeperError, ZooKeeperUnavailable
+from kcm.net import refusal
 from kcm.model.config import ModelConfig
 from kcm.model.invariants import properties_for
 from kcm.model.properties import Always
@@ -252,11 +252,8 @@ def _zookeeper_answers(zk: str, timeout_s: float = 2.0) -> bool:
     connection within `timeout_s`."""
     for address in zk.split("/", 1)[0].split(","):
         host, _, port = address.rpartition(":")
-        try:
-            socket.create_connection((host or "127.0.0.1", int(port or 2181)), timeout=timeout_s).close()
+        if port.isdigit() and refusal(host or "127.0.0.1", int(port), timeout_s) is None:
             return True
-        except (OSError, ValueError):
-            continue
     return False
 
 

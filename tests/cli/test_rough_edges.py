@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.child import sigint_default
+
 #: The JVM prints this on start-up whatever its logging says (docs/spark.md); it is not ours.
 JVM_NOISE = "WARNING: Using incubator modules"
 
@@ -158,18 +160,11 @@ def test_resume_from_an_intact_checkpoint_finishes_the_run(snapshot, tmp_path) -
     assert json.loads((tmp_path / "report.json").read_text())["distinct_states"] == 10_294
 
 
-def _sigint_default() -> None:
-    """Run in the child before exec: Ctrl-C handled as a terminal would deliver it. A test runner
-    started in the background (`cmd &` without job control) inherits SIGINT ignored, and Python
-    keeps an ignored SIGINT, so the child would never see the signal the test sends."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_ctrl_c_during_a_spark_exploration_prints_no_py4j_traceback(tmp_path) -> None:
     run = subprocess.Popen([sys.executable, "-m", "kcm.cli", "explore", "--preset", "default", "--engine", "spark",
                             "--checkpoint", str(tmp_path / "ck"), "--out", str(tmp_path)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           preexec_fn=_sigint_default)
+                           preexec_fn=sigint_default)
     # Progress lines come at most every 5 s, so wait for the first at level 5 or deeper (a
     # snapshot is written every 4 levels).
     while not ((line := run.stderr.readline()).startswith("Progress(") and int(line[9:line.index(")")]) >= 5):

@@ -14,6 +14,7 @@ import time
 import pytest
 
 from kcm.cli import main
+from tests.child import sigint_default
 
 
 def _one_error_line(capsys) -> str:
@@ -172,13 +173,6 @@ def test_zookeeper_killed_during_a_simulation_ends_the_run_with_one_line(tmp_pat
     assert len(lines) == 1 and lines[0].startswith("kcm: error: ") and "Traceback" not in err, err
 
 
-def _sigint_default() -> None:
-    """Run in the child before exec: Ctrl-C handled as a terminal would deliver it. A test runner
-    started in the background (`cmd &` without job control) inherits SIGINT ignored, and Python
-    keeps an ignored SIGINT, so the child would never see the signal the test sends."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_the_first_ctrl_c_ends_a_simulation_at_once(tmp_path):
     """Ctrl-C during a long step (here a sleep; a ZooKeeper that stopped answering looks the same
     to the main thread) ends the run at once: incomplete, exit 3, one line."""
@@ -186,7 +180,7 @@ def test_the_first_ctrl_c_ends_a_simulation_at_once(tmp_path):
     scenario.write_text('brokers = 1\n[[step]]\ndo = "start"\n[[step]]\ndo = "sleep"\nseconds = 300\n')
     run = subprocess.Popen([sys.executable, "-m", "kcm.cli", "simulate", "--scenario", str(scenario), "--brief"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           preexec_fn=_sigint_default)
+                           preexec_fn=sigint_default)
     while "2. sleep" not in (line := run.stdout.readline()):
         assert line, "the run never reached the sleep step"
     run.send_signal(signal.SIGINT)
