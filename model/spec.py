@@ -345,7 +345,21 @@ def step(cfg: ModelConfig, state: Cluster, action, world: World | None = None) -
         _apply(w, action)
     except (Overflow, NoEffect):
         return None
-    return w.freeze()
+    return _freeze(w, state)
+
+
+def _freeze(w: World, state: Cluster) -> Cluster:
+    """`w.freeze()`, keeping `state`'s own tuples of brokers, requests and budgets where the step
+    left them alike: the fingerprint and renaming caches then find them by identity."""
+    brokers, net, spent = tuple(w.brokers), tuple(w.net), tuple(w.spent)
+    # Tuple equality compares items by identity first: cheap when they are the same records.
+    if brokers == state.brokers:
+        brokers = state.brokers
+    if net == state.net:
+        net = state.net
+    if spent == state.spent:
+        spent = state.spent
+    return Cluster(w.zk, brokers, net, spent, w.ghost, w.scenario)
 
 
 def _spend(w: World, b: Budget) -> None:
@@ -564,26 +578,31 @@ class KafkaModel(Model):
 
     # what the checkers need besides
     def fingerprint(self, state: Cluster) -> bytes:
-        cache, by_id = self._fp_cache, self._fp_by_id
-        if len(cache) > self._CACHE_LIMIT:
-            cache.clear()
-        if len(by_id) > self._CACHE_LIMIT:
-            by_id.clear()
-        h = hashlib.blake2b(digest_size=16)
+        by_id = self._fp_by_id
+        digests = []
         for part in (state.zk, *state.brokers, state.net):
             # First by identity (no hashing of the nested record), then by value.
             entry = by_id.get(id(part))
             if entry is not None and entry[0] is part:
-                h.update(entry[1])
-                continue
-            fp = cache.get(part)
-            if fp is None:
-                fp = hashlib.blake2b(marshal.dumps(_plain(part), 2), digest_size=16).digest()
-                cache[part] = fp
-            by_id[id(part)] = (part, fp)
-            h.update(fp)
-        h.update(marshal.dumps((state.spent, state.ghost, state.scenario), 2))
-        return h.digest()
+                digests.append(entry[1])
+            else:
+                digests.append(self._part_digest(part))
+        digests.append(marshal.dumps((state.spent, state.ghost, state.scenario), 2))
+        # One digest of the parts' digests side by side (what feeding them one by one computes).
+        return hashlib.blake2b(b"".join(digests), digest_size=16).digest()
+
+    def _part_digest(self, part) -> bytes:
+        cache, by_id = self._fp_cache, self._fp_by_id
+        fp = cache.get(part)
+        if fp is None:
+            if len(cache) > self._CACHE_LIMIT:
+                cache.clear()
+            fp = hashlib.blake2b(marshal.dumps(_plain(part), 2), digest_size=16).digest()
+            cache[part] = fp
+        if len(by_id) > self._CACHE_LIMIT:
+            by_id.clear()
+        by_id[id(part)] = (part, fp)
+        return fp
 
     def representative(self, state: Cluster) -> Cluster:
         if not self.has_symmetry:
