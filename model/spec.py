@@ -565,10 +565,13 @@ class KafkaModel(Model):
     """The Kafka 2.6 controller model for one config, as a `kcm.model.properties.Model`.
 
     Fingerprints are 128-bit BLAKE2b digests of a canonical byte encoding (marshal, version 2:
-    no back-references, so equal values always encode alike). Records are immutable and shared
-    between a state and its successors, so each part's digest is cached by value: a step that
-    changes one broker re-encodes one broker. The cache is looked up by identity first (a part
-    unchanged by a step is the very same object), then by value (hashing the nested tuples).
+    no back-references, so equal values always encode alike): one digest over the 128-bit digests
+    of the parts (ZooKeeper, each broker, the network) side by side, then the budgets, ghost and
+    run. Records are immutable and shared between a state and its successors (`step` even keeps
+    the parent's tuples of brokers and requests when alike), so each part's digest is cached by
+    value: a step that changes one broker re-encodes one broker. The cache is looked up by
+    identity first (a part unchanged by a step is the very same object), then by value (hashing
+    the nested tuples).
     """
 
     has_symmetry = True

@@ -17,6 +17,14 @@ broker epoch and local state); among brokers whose signatures tie, every orderin
 smallest resulting state wins, so the representative is exact (a true orbit minimum over the tied
 permutations).
 
+Cost. The representative is computed for every generated state, so the common case is kept
+cheap: when the assignment alone gives every broker different roles (nearly always: only a
+cluster with no topic left ties), the signatures need not be computed, since they already differ
+in their first component; the renaming that sorts the roles is remembered per assignment
+(`_assignment_order`), and is the identity in about half the states. Otherwise `permute` renames
+the state through memos per renaming, finding the records a state shares with its parent by
+identity (`_Renaming`).
+
 Which renamings are allowed. The state is renamed, the config is not: a rule that takes broker ids
 from the config breaks equivariance, and so does a value that orders brokers globally. Two did, and
 made the reduction 1.00x:
