@@ -188,6 +188,10 @@ class _Explorer:
     def _search(self) -> None:
         model, parents, counters = self.model, self.parents, self.counters
         fp_of = self._fingerprint_fn()
+        # Inlined in the edge loop below (one call less per edge): the fingerprint of the
+        # representative when reducing by symmetry, of the state itself otherwise.
+        fingerprint = model.fingerprint
+        representative = model.representative if self.symmetric else None
         successors = model.successors
         # Per-action counters keyed by type unless the model names actions itself.
         action_name = None if type(model).action_name is Model.action_name else model.action_name
@@ -245,7 +249,7 @@ class _Explorer:
                             sid = ids[f]
                             begin(sid)
                         for a, t in successors(s):
-                            tf = fp_of(t)
+                            tf = fingerprint(t if representative is None else representative(t))
                             k = type(a) if action_name is None else action_name(a)
                             evals[k] = evals.get(k, 0) + 1
                             for p in step_props:
@@ -257,7 +261,9 @@ class _Explorer:
                                     self._goal_met(g, self._trace_edge(f, n))
                                     goals = self.goals
                             if edges_taken is not None:
-                                edges.update(edges_taken(s, a, t))
+                                taken = edges_taken(s, a, t)
+                                if taken:
+                                    edges.update(taken)
                             if tf not in parents:
                                 parents[tf] = (f, n)
                                 if graph is not None:

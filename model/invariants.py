@@ -35,8 +35,18 @@ from kcm.model.states import ReplicaState
 
 def quiescent(s: Cluster) -> bool:
     """No healing action is enabled: `settled` with every broker up (so every session alive,
-    nothing queued or in flight, no leader able to expand its ISR)."""
-    return all(b.up for b in s.brokers) and settled(s)
+    nothing queued or in flight, no leader able to expand its ISR). Remembered for the last state
+    asked about, as `settled` is."""
+    global _last_quiescent
+    last = _last_quiescent
+    if last[0] is s:
+        return last[1]
+    answer = all(b.up for b in s.brokers) and settled(s)
+    _last_quiescent = (s, answer)
+    return answer
+
+
+_last_quiescent: tuple = (None, False)
 
 
 #: The last state `settled` judged, with its answer: a dozen quiescence and settled properties ask
@@ -761,9 +771,23 @@ def _chosen_by_the_algorithm(e: Election, s: Cluster, a, t: Cluster) -> bool:
 
 
 def _elections(observe, s, a) -> list[Election]:
+    """The elections of step `a` from `s` (none unless it processes an event). A dozen transition
+    invariants ask in a row, and the model's `observe` returns the very same list for the step
+    last expanded, so the elections found in it are remembered for that list (shared: callers
+    only read it)."""
+    global _last_elections
     if type(a) is not ControllerProcessEvent:
         return []
-    return [o for o in observe(s, a) if type(o) is Election]
+    obs = observe(s, a)
+    last = _last_elections
+    if last[0] is obs:
+        return last[1]
+    out = [o for o in obs if type(o) is Election]
+    _last_elections = (obs, out)
+    return out
+
+
+_last_elections: tuple = (None, [])
 
 
 def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list]) -> list:

@@ -226,12 +226,46 @@ _FAULTS = frozenset({Budget.BROKER_CRASHES, Budget.SESSION_EXPIRIES, Budget.LEAD
 _ADMIN = frozenset(Budget) - _FAULTS
 
 
-def enabled_actions(cfg: ModelConfig, state: Cluster) -> list:
-    """Every action whose guard holds, in a fixed order. (`KafkaModel.successors` also drops the
-    ones whose step would overflow a queue.)"""
-    spent = state.spent
-    zk = state.zk
-    if state.scenario == 0:
+class _Tables:
+    """What `enabled_actions` derives from the config alone or from a few small values, computed
+    once per config: the budgets left per (spent, run, quiescence), the admin actions per
+    ZooKeeper's admin state, and the action records themselves (immutable, so shared between
+    states)."""
+
+    __slots__ = ("left", "admin", "broker", "deliver")
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        self.left: dict = {}
+        self.admin: dict = {}
+        #: per broker: BrokerStart, ZkSessionExpire, BrokerCrash, BrokerNoticeExpiry,
+        #: ControllerProcessEvent, ZkLoseReply, ZkConnectionLoss, BrokerRequestControlledShutdown,
+        #: BrokerShutdown, SchedulerAutoRebalance
+        self.broker = tuple((BrokerStart(b), ZkSessionExpire(b), BrokerCrash(b), BrokerNoticeExpiry(b),
+                             ControllerProcessEvent(b), ZkLoseReply(b), ZkConnectionLoss(b),
+                             BrokerRequestControlledShutdown(b), BrokerShutdown(b), SchedulerAutoRebalance(b))
+                            for b in range(cfg.brokers))
+        nb = cfg.brokers
+        #: per index of `Cluster.net`: the delivery of that queue's head
+        self.deliver = tuple(NetworkDeliver(i // nb, i % nb) for i in range(nb * nb))
+
+
+#: id(config) -> (config, its `_Tables`); by identity, since hashing a config costs more than a step's guards.
+_TABLES: dict[int, tuple[ModelConfig, _Tables]] = {}
+
+
+def _tables(cfg: ModelConfig) -> _Tables:
+    entry = _TABLES.get(id(cfg))
+    if entry is None or entry[0] is not cfg:
+        if len(_TABLES) > 256:
+            _TABLES.clear()
+        entry = _TABLES[id(cfg)] = (cfg, _Tables(cfg))
+    return entry[1]
+
+
+def _left(cfg: ModelConfig, spent: tuple[int, ...], scenario: int, quiet: bool) -> tuple[bool, ...]:
+    """Per `Budget`, whether one more may be spent, for the budgets `spent` in run `scenario`
+    (`quiet`: the state is quiescent, which only an overlapping run asks)."""
+    if scenario == 0:
         limits = _budget(cfg)
         faults_ok = cfg.max_faults < 0 or sum(spent[b] for b in _FAULTS) < cfg.max_faults
         admin_ok = cfg.max_admin_ops < 0 or sum(spent[b] for b in _ADMIN) < cfg.max_admin_ops
@@ -240,61 +274,87 @@ def enabled_actions(cfg: ModelConfig, state: Cluster) -> list:
     else:
         # An overlapping run: its kinds once each, in the order listed; the first from the
         # settled start, each next one before the cluster has settled again.
-        limits = _overlap_budget(cfg, state.scenario, sum(spent))
-        faults_ok = admin_ok = not any(spent) or not quiescent(state)
+        limits = _overlap_budget(cfg, scenario, sum(spent))
+        faults_ok = admin_ok = not any(spent) or not quiet
+    return tuple(spent[b] < limits[b] and (faults_ok if b in _FAULTS else admin_ok) for b in Budget)
 
-    def left(b: Budget) -> bool:
-        return spent[b] < limits[b] and (faults_ok if b in _FAULTS else admin_ok)
+
+_BROKER_CRASHES, _SESSION_EXPIRIES, _LEADER_ISR_SHRINKS, _CONTROLLED_SHUTDOWNS = (
+    Budget.BROKER_CRASHES.value, Budget.SESSION_EXPIRIES.value, Budget.LEADER_ISR_SHRINKS.value,
+    Budget.CONTROLLED_SHUTDOWNS.value)
+_PREFERRED_ELECTIONS, _REASSIGNMENTS, _TOPIC_DELETIONS, _AUTO_REBALANCES = (
+    Budget.PREFERRED_ELECTIONS.value, Budget.REASSIGNMENTS.value, Budget.TOPIC_DELETIONS.value,
+    Budget.AUTO_REBALANCES.value)
+_CONTROLLER_MOVES, _TOPIC_CREATIONS, _LOST_ACKS, _CONNECTION_LOSSES = (
+    Budget.CONTROLLER_MOVES.value, Budget.TOPIC_CREATIONS.value, Budget.LOST_ACKS.value,
+    Budget.CONNECTION_LOSSES.value)
+
+
+def enabled_actions(cfg: ModelConfig, state: Cluster) -> list:
+    """Every action whose guard holds, in a fixed order. (`KafkaModel.successors` also drops the
+    ones whose step would overflow a queue.)"""
+    spent = state.spent
+    zk = state.zk
+    tables = _tables(cfg)
+    scenario = state.scenario
+    quiet = scenario != 0 and any(spent) and quiescent(state)
+    key = (spent, scenario, quiet)
+    left = tables.left.get(key)
+    if left is None:
+        left = tables.left[key] = _left(cfg, spent, scenario, quiet)
 
     nb = cfg.brokers
     np_ = cfg.topics * cfg.partitions
     out: list = []
-    for b, broker in enumerate(state.brokers):
-        session = bool(zk.session >> b & 1)
+    brokers = state.brokers
+    for b, broker in enumerate(brokers):
+        acts = tables.broker[b]
+        session = zk.session >> b & 1
         if not broker.up:
             if not session:
-                out.append(BrokerStart(b))
+                out.append(acts[0])  # BrokerStart
             else:
-                out.append(ZkSessionExpire(b))  # a dead broker's session always expires eventually
+                out.append(acts[1])  # ZkSessionExpire: a dead broker's session always expires eventually
             continue
-        if left(Budget.BROKER_CRASHES):
-            out.append(BrokerCrash(b))
-        if session and left(Budget.SESSION_EXPIRIES):
-            out.append(ZkSessionExpire(b))
+        if left[_BROKER_CRASHES]:
+            out.append(acts[2])  # BrokerCrash
+        if session and left[_SESSION_EXPIRIES]:
+            out.append(acts[1])  # ZkSessionExpire
         if broker.connected and not session:
-            out.append(BrokerNoticeExpiry(b))
+            out.append(acts[3])  # BrokerNoticeExpiry
         if broker.queue:
-            out.append(ControllerProcessEvent(b))
-            if session and broker.connected and left(Budget.LOST_ACKS):
-                out.append(ZkLoseReply(b))
-            if session and broker.connected and left(Budget.CONNECTION_LOSSES):
-                out.append(ZkConnectionLoss(b))
+            out.append(acts[4])  # ControllerProcessEvent
+            if session and broker.connected and left[_LOST_ACKS]:
+                out.append(acts[5])  # ZkLoseReply
+            if session and broker.connected and left[_CONNECTION_LOSSES]:
+                out.append(acts[6])  # ZkConnectionLoss
         if broker.connected and session:
             sd = broker.shutdown
             if zk.controller != NONE and (
-                    (sd is Shutdown.NONE and left(Budget.CONTROLLED_SHUTDOWNS))
+                    (sd is Shutdown.NONE and left[_CONTROLLED_SHUTDOWNS])
                     or (sd is Shutdown.RETRY and broker.shutdown_tries <= cfg.controlled_shutdown_max_retries)):
-                out.append(BrokerRequestControlledShutdown(b))
+                out.append(acts[7])  # BrokerRequestControlledShutdown
             if sd is Shutdown.DONE or (sd is Shutdown.RETRY and broker.shutdown_tries > cfg.controlled_shutdown_max_retries):
-                out.append(BrokerShutdown(b))
-        if broker.active and left(Budget.AUTO_REBALANCES):
-            out.append(SchedulerAutoRebalance(b))
-    for src in range(nb):
-        for dst in range(nb):
-            if state.net[src * nb + dst] and state.brokers[dst].up:
-                out.append(NetworkDeliver(src, dst))
+                out.append(acts[8])  # BrokerShutdown
+        if broker.active and left[_AUTO_REBALANCES]:
+            out.append(acts[9])  # SchedulerAutoRebalance
+    deliver = tables.deliver
+    for i, queue in enumerate(state.net):  # src-major: index src * nb + dst
+        if queue and brokers[i % nb].up:
+            out.append(deliver[i])
     w = None
-    kip841 = None if cfg.isr_admission == "2.6" else _admissible(state)
+    kip841 = None
     for p in range(np_):
         for b in range(nb):
-            replica = state.brokers[b].replicas[p]
+            replica = brokers[b].replicas[p]
             if replica.leader != b or replica.stopped:
                 continue
             if w is None:
                 w = World(cfg, flags_for(cfg.variant), state)
+                kip841 = None if cfg.isr_admission == "2.6" else _admissible(state)
             if not broker_side.can_lead(w, b, p) or zk.partitions[p].version != replica.zk_version:
                 continue
-            if left(Budget.LEADER_ISR_SHRINKS):
+            if left[_LEADER_ISR_SHRINKS]:
                 for f in replica.isr:
                     if f != b:
                         out.append(LeaderShrinkIsr(b, p, f))
@@ -302,28 +362,46 @@ def enabled_actions(cfg: ModelConfig, state: Cluster) -> list:
                 if (f not in replica.isr and broker_side.is_caught_up_follower(w, b, p, f)
                         and (kip841 is None or kip841 >> f & 1)):
                     out.append(LeaderExpandIsr(b, p, f))
-    topic_exists = [bool(zk.assignment[t * cfg.partitions]) for t in range(cfg.topics)]
-    if left(Budget.PREFERRED_ELECTIONS) and not zk.preferred:
+    if (left[_PREFERRED_ELECTIONS] or left[_REASSIGNMENTS] or left[_TOPIC_DELETIONS] or left[_TOPIC_CREATIONS]
+            or left[_CONTROLLER_MOVES]):
+        # The admin actions depend on the budgets and on ZooKeeper's admin state only.
+        key = (left, zk.assignment, not zk.preferred, not any(zk.reassign), zk.delete_topics, zk.controller != NONE)
+        admin = tables.admin.get(key)
+        if admin is None:
+            if len(tables.admin) > 1 << 14:
+                tables.admin.clear()
+            admin = tables.admin[key] = _admin_actions(cfg, left, *key[1:])
+        out.extend(admin)
+    return out
+
+
+def _admin_actions(cfg: ModelConfig, left: tuple[bool, ...], assignment: tuple, no_preferred: bool,
+                   no_reassign: bool, delete_topics: int, has_controller: bool) -> tuple:
+    """The enabled admin operations, in `enabled_actions`' order."""
+    np_ = cfg.topics * cfg.partitions
+    out: list = []
+    topic_exists = [bool(assignment[t * cfg.partitions]) for t in range(cfg.topics)]
+    if left[_PREFERRED_ELECTIONS] and no_preferred:
         out.extend(AdminPreferredElection(p) for p in range(np_) if topic_exists[p // cfg.partitions])
-    if left(Budget.REASSIGNMENTS) and not any(zk.reassign):
+    if left[_REASSIGNMENTS] and no_reassign:
         existing = [p for p in range(np_) if topic_exists[p // cfg.partitions]]
         for p in existing:
-            for target in reassignment_targets(cfg, zk.assignment[p]):
+            for target in reassignment_targets(cfg, assignment[p]):
                 out.append(AdminReassign(p, target))
         # one znode naming several partitions (`reassign_partitions_at_once`)
         for k in range(2, min(cfg.reassign_partitions_at_once, len(existing)) + 1):
             for ps in itertools.combinations(existing, k):
-                for targets in itertools.product(*(reassignment_targets(cfg, zk.assignment[p]) for p in ps)):
+                for targets in itertools.product(*(reassignment_targets(cfg, assignment[p]) for p in ps)):
                     out.append(AdminReassignPartitions(tuple(zip(ps, targets))))
-    if left(Budget.TOPIC_DELETIONS):
+    if left[_TOPIC_DELETIONS]:
         out.extend(AdminDeleteTopic(t) for t in range(cfg.topics)
-                   if topic_exists[t] and not zk.delete_topics >> t & 1)
-    if left(Budget.TOPIC_CREATIONS):
+                   if topic_exists[t] and not delete_topics >> t & 1)
+    if left[_TOPIC_CREATIONS]:
         out.extend(AdminCreateTopic(t, replicas) for t in range(cfg.topics)
-                   if not topic_exists[t] and not zk.delete_topics >> t & 1 for replicas in topic_placements(cfg, t))
-    if left(Budget.CONTROLLER_MOVES) and zk.controller != NONE:
+                   if not topic_exists[t] and not delete_topics >> t & 1 for replicas in topic_placements(cfg, t))
+    if left[_CONTROLLER_MOVES] and has_controller:
         out.append(AdminMoveController())
-    return out
+    return tuple(out)
 
 
 def _admissible(state: Cluster) -> int:
@@ -345,7 +423,21 @@ def step(cfg: ModelConfig, state: Cluster, action, world: World | None = None) -
         _apply(w, action)
     except (Overflow, NoEffect):
         return None
-    return w.freeze()
+    return _freeze(w, state)
+
+
+def _freeze(w: World, state: Cluster) -> Cluster:
+    """`w.freeze()`, keeping `state`'s own tuples of brokers, requests and budgets where the step
+    left them alike: the fingerprint and renaming caches then find them by identity."""
+    brokers, net, spent = tuple(w.brokers), tuple(w.net), tuple(w.spent)
+    # Tuple equality compares items by identity first: cheap when they are the same records.
+    if brokers == state.brokers:
+        brokers = state.brokers
+    if net == state.net:
+        net = state.net
+    if spent == state.spent:
+        spent = state.spent
+    return Cluster(w.zk, brokers, net, spent, w.ghost, w.scenario)
 
 
 def _spend(w: World, b: Budget) -> None:
@@ -473,10 +565,13 @@ class KafkaModel(Model):
     """The Kafka 2.6 controller model for one config, as a `kcm.model.properties.Model`.
 
     Fingerprints are 128-bit BLAKE2b digests of a canonical byte encoding (marshal, version 2:
-    no back-references, so equal values always encode alike). Records are immutable and shared
-    between a state and its successors, so each part's digest is cached by value: a step that
-    changes one broker re-encodes one broker. The cache is looked up by identity first (a part
-    unchanged by a step is the very same object), then by value (hashing the nested tuples).
+    no back-references, so equal values always encode alike): one digest over the 128-bit digests
+    of the parts (ZooKeeper, each broker, the network) side by side, then the budgets, ghost and
+    run. Records are immutable and shared between a state and its successors (`step` even keeps
+    the parent's tuples of brokers and requests when alike), so each part's digest is cached by
+    value: a step that changes one broker re-encodes one broker. The cache is looked up by
+    identity first (a part unchanged by a step is the very same object), then by value (hashing
+    the nested tuples).
     """
 
     has_symmetry = True
@@ -564,26 +659,31 @@ class KafkaModel(Model):
 
     # what the checkers need besides
     def fingerprint(self, state: Cluster) -> bytes:
-        cache, by_id = self._fp_cache, self._fp_by_id
-        if len(cache) > self._CACHE_LIMIT:
-            cache.clear()
-        if len(by_id) > self._CACHE_LIMIT:
-            by_id.clear()
-        h = hashlib.blake2b(digest_size=16)
+        by_id = self._fp_by_id
+        digests = []
         for part in (state.zk, *state.brokers, state.net):
             # First by identity (no hashing of the nested record), then by value.
             entry = by_id.get(id(part))
             if entry is not None and entry[0] is part:
-                h.update(entry[1])
-                continue
-            fp = cache.get(part)
-            if fp is None:
-                fp = hashlib.blake2b(marshal.dumps(_plain(part), 2), digest_size=16).digest()
-                cache[part] = fp
-            by_id[id(part)] = (part, fp)
-            h.update(fp)
-        h.update(marshal.dumps((state.spent, state.ghost, state.scenario), 2))
-        return h.digest()
+                digests.append(entry[1])
+            else:
+                digests.append(self._part_digest(part))
+        digests.append(marshal.dumps((state.spent, state.ghost, state.scenario), 2))
+        # One digest of the parts' digests side by side (what feeding them one by one computes).
+        return hashlib.blake2b(b"".join(digests), digest_size=16).digest()
+
+    def _part_digest(self, part) -> bytes:
+        cache, by_id = self._fp_cache, self._fp_by_id
+        fp = cache.get(part)
+        if fp is None:
+            if len(cache) > self._CACHE_LIMIT:
+                cache.clear()
+            fp = hashlib.blake2b(marshal.dumps(_plain(part), 2), digest_size=16).digest()
+            cache[part] = fp
+        if len(by_id) > self._CACHE_LIMIT:
+            by_id.clear()
+        by_id[id(part)] = (part, fp)
+        return fp
 
     def representative(self, state: Cluster) -> Cluster:
         if not self.has_symmetry:

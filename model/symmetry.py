@@ -17,6 +17,14 @@ broker epoch and local state); among brokers whose signatures tie, every orderin
 smallest resulting state wins, so the representative is exact (a true orbit minimum over the tied
 permutations).
 
+Cost. The representative is computed for every generated state, so the common case is kept
+cheap: when the assignment alone gives every broker different roles (nearly always: only a
+cluster with no topic left ties), the signatures need not be computed, since they already differ
+in their first component; the renaming that sorts the roles is remembered per assignment
+(`_assignment_order`), and is the identity in about half the states. Otherwise `permute` renames
+the state through memos per renaming, finding the records a state shares with its parent by
+identity (`_Renaming`).
+
 Which renamings are allowed. The state is renamed, the config is not: a rule that takes broker ids
 from the config breaks equivariance, and so does a value that orders brokers globally. Two did, and
 made the reduction 1.00x:
@@ -72,11 +80,13 @@ class _Renaming:
 
     Records are shared between states (a step replaces only what it changes), so the same replica,
     partition znode, request or broker comes back again and again: each is renamed once per
-    renaming and then found by value. The renamed records returned are then the very same objects
-    for equal inputs, which the model's fingerprint cache finds by identity. Memos are dropped
-    past `_LIMIT` entries."""
+    renaming and then found again, first by identity (`by_id`: no hashing of a nested record,
+    which Python does not cache), then by value. The renamed records returned are then the very
+    same objects for equal inputs, which the model's fingerprint cache finds by identity. Memos
+    are dropped once past `_LIMIT` entries (looked at every 1024 renamings)."""
 
-    __slots__ = ("pi", "inv", "ids", "znodes", "replicas", "requests", "ctxs", "brokers")
+    __slots__ = ("pi", "inv", "net_map", "calls", "ids", "znodes", "replicas", "requests", "ctxs", "brokers", "zks",
+                 "queues", "by_id")
     _LIMIT = 1 << 16
 
     def __init__(self, pi: tuple[int, ...]) -> None:
@@ -85,15 +95,25 @@ class _Renaming:
         for old, new in enumerate(pi):
             inv[new] = old
         self.pi, self.inv = pi, tuple(inv)
+        #: (index of queue c -> d in `Cluster.net`, index of its renaming pi[c] -> pi[d])
+        self.net_map = tuple((c * n + d, pi[c] * n + pi[d]) for c in range(n) for d in range(n))
+        #: permutations done, to look at the memos' sizes now and then only
+        self.calls = 0
         self.ids: dict = {}
         self.znodes: dict = {}
         self.replicas: dict = {}
         self.requests: dict = {}
         self.ctxs: dict = {}
         self.brokers: dict = {}
+        self.zks: dict = {}
+        self.queues: dict = {}
+        #: id(record) -> (record, renamed record), for brokers, ZooKeeper and request queues; the
+        #: record is kept so that its id is not reused while memoised.
+        self.by_id: dict = {}
 
     def trim(self) -> None:
-        for memo in (self.ids, self.znodes, self.replicas, self.requests, self.ctxs, self.brokers):
+        for memo in (self.ids, self.znodes, self.replicas, self.requests, self.ctxs, self.brokers, self.zks,
+                     self.queues, self.by_id):
             if len(memo) > self._LIMIT:
                 memo.clear()
 
@@ -135,8 +155,11 @@ def _znode(z: PartitionZnode, r: _Renaming) -> PartitionZnode:
 
 
 def _zk(zk: Zk, r: _Renaming) -> Zk:
+    out = r.zks.get(zk)
+    if out is not None:
+        return out
     pi, inv = r.pi, r.inv
-    return Zk(
+    out = r.zks[zk] = Zk(
         session=_mask(zk.session, pi),
         controller=_id(zk.controller, pi),
         controller_epoch=zk.controller_epoch,
@@ -152,6 +175,7 @@ def _zk(zk: Zk, r: _Renaming) -> Zk:
         isr_changes=zk.isr_changes,
         watches=_reindex(zk.watches, inv),
     )
+    return out
 
 
 def _ctx(c: Context, r: _Renaming) -> Context:
@@ -211,20 +235,59 @@ def _broker(b: Broker, r: _Renaming) -> Broker:
     return out
 
 
+def _queue(q: tuple, r: _Renaming) -> tuple:
+    out = r.queues.get(q)
+    if out is None:
+        out = r.queues[q] = tuple([_request(x, r) for x in q])
+    return out
+
+
 def permute(state: Cluster, pi: tuple[int, ...]) -> Cluster:
     """`state` with every broker id `b` renamed `pi[b]`."""
-    n = len(pi)
-    r = _renaming(tuple(pi))
-    r.trim()
-    inv = r.inv
-    brokers = tuple([_broker(state.brokers[inv[j]], r) for j in range(n)])
-    net = [()] * (n * n)
-    for c in range(n):
-        for d in range(n):
-            q = state.net[c * n + d]
+    r = _RENAMINGS.get(pi) if type(pi) is tuple else None
+    if r is None:
+        r = _renaming(tuple(pi))
+    r.calls += 1
+    if not r.calls & 1023:
+        r.trim()
+    by_id = r.by_id
+    # Records unchanged since the state's parent are the very same objects: found by identity.
+    x = state.zk
+    entry = by_id.get(id(x))
+    if entry is not None and entry[0] is x:
+        zk = entry[1]
+    else:
+        zk = _zk(x, r)
+        by_id[id(x)] = (x, zk)
+    old = state.brokers
+    brokers = []
+    for i in r.inv:
+        x = old[i]
+        entry = by_id.get(id(x))
+        if entry is not None and entry[0] is x:
+            brokers.append(entry[1])
+        else:
+            renamed = _broker(x, r)
+            by_id[id(x)] = (x, renamed)
+            brokers.append(renamed)
+    x = state.net
+    entry = by_id.get(id(x))
+    if entry is not None and entry[0] is x:
+        net = entry[1]
+    else:
+        out = [()] * len(x)
+        for i, j in r.net_map:
+            q = x[i]
             if q:
-                net[pi[c] * n + pi[d]] = tuple([_request(x, r) for x in q])
-    return Cluster(_zk(state.zk, r), brokers, tuple(net), state.spent, state.ghost, state.scenario)
+                e = by_id.get(id(q))
+                if e is not None and e[0] is q:
+                    out[j] = e[1]
+                else:
+                    out[j] = renamed = _queue(q, r)
+                    by_id[id(q)] = (q, renamed)
+        net = tuple(out)
+        by_id[id(x)] = (x, net)
+    return Cluster(zk, tuple(brokers), net, state.spent, state.ghost, state.scenario)
 
 
 def _signature(state: Cluster, b: int):
@@ -235,9 +298,8 @@ def _signature(state: Cluster, b: int):
     br = state.brokers[b]
     zk = state.zk
     epoch = zk.broker_epochs[b]
-    roles = tuple(a.index(b) if b in a else len(a) for a in zk.assignment)
-    return (roles, epoch == 0, epoch, br.epoch, br.up, br.connected, br.active, br.ctx.epoch, zk.controller == b,
-            len(br.queue), br.controller_epoch, br.metadata_epoch, br.shutdown, br.shutdown_tries,
+    return (_roles(zk.assignment, b), epoch == 0, epoch, br.epoch, br.up, br.connected, br.active, br.ctx.epoch,
+            zk.controller == b, len(br.queue), br.controller_epoch, br.metadata_epoch, br.shutdown, br.shutdown_tries,
             tuple(r.leader_epoch for r in br.replicas), bool(zk.session >> b & 1))
 
 
@@ -259,28 +321,56 @@ def representative_in(state: Cluster, group: tuple[tuple[int, ...], ...]) -> Clu
     return best
 
 
-#: (assignment, brokers) -> whether the assignment alone orders the brokers as their ids do (the representative's fast path).
-_IDENTITY_ORDER: dict[tuple, bool] = {}
+#: (assignment, brokers) -> the renaming the assignment alone fixes (the representative's fast
+#: path), or None when it leaves two brokers the same roles.
+_ASSIGNMENT_ORDER: dict[tuple, tuple[int, ...] | None] = {}
+#: id(assignment) -> (assignment, renaming or None): the same lookup without hashing the assignment.
+_ASSIGNMENT_ORDER_BY_ID: dict[int, tuple] = {}
 
 
-def _identity_order(assignment: tuple, n: int) -> bool:
-    known = _IDENTITY_ORDER.get((assignment, n))
-    if known is None:
-        roles = [tuple(a.index(b) if b in a else len(a) for a in assignment) for b in range(n)]
-        known = all(roles[b] < roles[b + 1] for b in range(n - 1))
-        if len(_IDENTITY_ORDER) > 1 << 16:
-            _IDENTITY_ORDER.clear()
-        _IDENTITY_ORDER[assignment, n] = known
-    return known
+def _roles(assignment: tuple, b: int) -> tuple[int, ...]:
+    """Broker `b`'s position in each partition's assignment (its length when absent)."""
+    return tuple(a.index(b) if b in a else len(a) for a in assignment)
+
+
+def _assignment_order(assignment: tuple, n: int) -> tuple[int, ...] | None:
+    """The renaming that sorts the brokers by their roles in `assignment` (`pi[old] = new`), or
+    None if two brokers have the same roles. States share a handful of assignments, so it is
+    remembered per assignment, by identity first."""
+    entry = _ASSIGNMENT_ORDER_BY_ID.get(id(assignment))
+    if entry is not None and entry[0] is assignment:
+        return entry[1]
+    key = (assignment, n)
+    if key in _ASSIGNMENT_ORDER:
+        pi = _ASSIGNMENT_ORDER[key]
+    else:
+        roles = [_roles(assignment, b) for b in range(n)]
+        if len(set(roles)) < n:
+            pi = None
+        else:
+            order = sorted(range(n), key=roles.__getitem__)  # order[new] = old
+            p = [0] * n
+            for new, old in enumerate(order):
+                p[old] = new
+            pi = tuple(p)
+        if len(_ASSIGNMENT_ORDER) > 1 << 16:
+            _ASSIGNMENT_ORDER.clear()
+        _ASSIGNMENT_ORDER[key] = pi
+    if len(_ASSIGNMENT_ORDER_BY_ID) > 1 << 16:
+        _ASSIGNMENT_ORDER_BY_ID.clear()
+    _ASSIGNMENT_ORDER_BY_ID[id(assignment)] = (assignment, pi)
+    return pi
 
 
 def representative(state: Cluster) -> Cluster:
     """The canonical member of `state`'s orbit under every broker renaming."""
     n = len(state.brokers)
-    # Fast path: the assignment alone orders the brokers as their ids do -> the identity
-    # (remembered per assignment: states share a handful of them).
-    if _identity_order(state.zk.assignment, n):
-        return state
+    # Fast path: the assignment alone gives every broker a different role, hence a different
+    # signature, so there is no tie to try: the canonical renaming is the one that sorts the roles
+    # (the identity in most states; remembered per assignment, states share a handful of them).
+    pi = _assignment_order(state.zk.assignment, n)
+    if pi is not None:
+        return state if pi == _IDENTITY[n] else permute(state, pi)
     sigs = [(_signature(state, b), b) for b in range(n)]
     sigs.sort()
     # Group tied brokers; the canonical position of a group is fixed, its internal order is tried.
@@ -303,3 +393,12 @@ def representative(state: Cluster) -> Cluster:
             best = candidate
     return best
 
+
+class _Identities(dict):
+    def __missing__(self, n: int) -> tuple[int, ...]:
+        self[n] = tuple(range(n))
+        return self[n]
+
+
+#: n -> the identity renaming of n brokers.
+_IDENTITY: dict[int, tuple[int, ...]] = _Identities()
