@@ -262,7 +262,7 @@ class _Explorer:
                             sid = ids[f]
                             begin(sid)
                         if por is not None:
-                            ample = por.expand(s, parents, fp_of)
+                            ample = por.expand(s, parents, fp_of, level)
                             idx = por.indices
                         for a, t in (successors(s) if por is None else ample):
                             tf = fp_of(t)

@@ -10,9 +10,12 @@ Clarke, Grumberg and Peled (Model Checking, ch. 10; Peled 1993):
 - C2: if `ample(s)` is not every enabled action, each of its actions is invisible to every
   property checked (it cannot change what any of them reads, and no transition property or goal
   judges its steps);
-- C3 (cycle proviso, the BFS form): if an ample successor of `s` has been visited already, `s`
-  is fully expanded. Every cycle of the reduced graph then has a fully expanded state: in BFS the
-  state of a cycle expanded last finds its successor on the cycle visited.
+- C3 (cycle proviso, the BFS form): if an ample successor of `s` was found at `s`'s BFS level or
+  before, `s` is fully expanded. Every cycle of the reduced graph then has a fully expanded state:
+  an edge raises the level of its target by at most one over its source, so going round a cycle
+  some edge does not raise it, and its source sees that target already found at its level or
+  before. (Successors first found at the next level, through other states of this level, are
+  only diamonds, not cycles.)
 
 Why it is sound for what the explorer checks. Under C0-C3 every path of the full graph from an
 initial state to a state violating an `Always` (or to a deadlock) has a path of the reduced graph
@@ -96,6 +99,15 @@ class Reducer:
         self.visible = frozenset(self._visible(info, groups, properties))
         self.deps = {g: frozenset(h for h in keys if dependent(groups[g], groups[h])) for g in keys}
         self.enablers = {g: frozenset(h for h in keys if groups[h].writes & groups[g].reads) for g in keys}
+        self.writers: dict[Hashable, set] = {}
+        for h in keys:
+            for c in groups[h].writes:
+                self.writers.setdefault(c, set()).add(h)
+        self.nes = info.enablers
+        self._state: Any = None
+        self._level = -1
+        #: Fingerprints of the states found at the level after the one being expanded.
+        self._next_level: set = set()
         self._cache: dict[frozenset, frozenset | None] = {}
         self.stats = PorStats()
         #: For the state last expanded: the index in the full successors list of each edge returned.
@@ -112,9 +124,12 @@ class Reducer:
         return [g for g, fp in groups.items()
                 if any(fp.writes & r.components or g[0] in r.kinds for r in reads)]
 
-    def ample_groups(self, enabled: frozenset) -> frozenset | None:
-        """The groups of a proper ample set among the `enabled` groups, or None (expand all)."""
-        if enabled in self._cache:
+    def ample_groups(self, enabled: frozenset, state: Any = None) -> frozenset | None:
+        """The groups of a proper ample set among the `enabled` groups, or None (expand all).
+        With state-dependent enabling sets (`Independence.enablers`) the answer depends on `state`."""
+        self._state = state
+        self._nes: dict = {}
+        if self.nes is None and enabled in self._cache:
             return self._cache[enabled]
         best: frozenset | None = None
         for seed in sorted(enabled - self.visible, key=repr):
@@ -123,8 +138,28 @@ class Reducer:
                 best = found
                 if len(best) == 1:
                     break  # nothing smaller exists
-        self._cache[enabled] = best
+        if self.nes is None:
+            self._cache[enabled] = best
         return best
+
+    def _enablers_of(self, g: Hashable, members: set, enabled: frozenset) -> frozenset:
+        """The groups that may enable the disabled group `g` (in the state being expanded). A
+        model may offer several necessary enabling sets; the one adding the fewest enabled groups
+        not yet in the closure (`members`) is taken."""
+        if self.nes is None:
+            return self.enablers[g]
+        options = self._nes.get(g)
+        if options is None:
+            comps = self.nes(self._state, g)
+            if comps is None:
+                options = (self.enablers[g],)
+            else:
+                alternatives = comps if isinstance(comps, tuple) else (comps,)
+                options = tuple(frozenset(h for c in alt for h in self.writers.get(c, ())) for alt in alternatives)
+            self._nes[g] = options
+        if len(options) == 1:
+            return options[0]
+        return min(options, key=lambda o: (len((o - members) & enabled), len(o - members)))
 
     def _closure(self, seed: Hashable, enabled: frozenset, best: frozenset | None) -> frozenset | None:
         limit = len(enabled) if best is None else len(best)
@@ -133,7 +168,7 @@ class Reducer:
         todo = [seed]
         while todo:
             g = todo.pop()
-            for h in (self.deps[g] if g in enabled else self.enablers[g]):
+            for h in (self.deps[g] if g in enabled else self._enablers_of(g, members, enabled)):
                 if h in members:
                     continue
                 if h in enabled:
@@ -146,24 +181,32 @@ class Reducer:
                 todo.append(h)
         return frozenset(hit) if len(hit) < limit else None
 
-    def expand(self, state: Any, visited: Mapping[bytes, Any], fingerprint: Callable[[Any], bytes]) -> list:
-        """The (action, next state) pairs to explore from `state`; `self.indices` their full indices."""
+    def expand(self, state: Any, visited: Mapping[bytes, Any], fingerprint: Callable[[Any], bytes],
+               level: int) -> list:
+        """The (action, next state) pairs to explore from `state`, found at BFS `level`;
+        `self.indices` their indices in the full successors list."""
+        if level != self._level:
+            self._level, self._next_level = level, set()
         succ = list(self.model.successors(state))
         stats = self.stats
         stats.states += 1
-        full = range(len(succ))
+        edges = succ
+        self.indices = list(range(len(succ)))
         if len(succ) > 1:
             group_of = self.group_of
             kinds = [group_of(state, a) for a, _ in succ]
-            ample = self.ample_groups(frozenset(kinds))
+            ample = self.ample_groups(frozenset(kinds), state)
             if ample is not None:
                 chosen = [i for i, g in enumerate(kinds) if g in ample]
-                if any(fingerprint(succ[i][1]) in visited for i in chosen):
-                    stats.proviso += 1  # C3
+                fps = [fingerprint(succ[i][1]) for i in chosen]
+                # C3: an ample successor found at this level or before closes a cycle, maybe
+                if any(f in visited and f not in self._next_level for f in fps):
+                    stats.proviso += 1
                 else:
                     stats.reduced += 1
                     stats.skipped += len(succ) - len(chosen)
                     self.indices = chosen
+                    self._next_level.update(fps)
                     return [succ[i] for i in chosen]
-        self.indices = list(full)
-        return succ
+        self._next_level.update(fingerprint(t) for _, t in edges)
+        return edges

@@ -115,6 +115,10 @@ class Independence:
     group_of: Callable[[Any, Any], Hashable]
     #: What a property reads, or None: it may read anything (every action is visible to it).
     property_reads: Callable[[str], PropertyReads | None]
+    #: Optional necessary enabling sets: for a group with no enabled action in `state`, components
+    #: one of which must be written before any of its actions can be enabled (None: its reads),
+    #: or a tuple of such sets, any of which is necessary (the reduction takes the cheapest).
+    enablers: Callable[[Any, Hashable], frozenset | tuple | None] | None = None
 
 
 # ---- fingerprints -----------------------------------------------------------------------------
