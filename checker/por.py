@@ -38,12 +38,17 @@ each with a static footprint: the named state components its actions may read (g
 whether an action is enabled may depend only on what it reads) and may write, over every state.
 Two groups are dependent when one writes what the other reads or writes. The ample set is a
 stubborn set (Valmari): start from one enabled invisible group; add, for an enabled group in the
-set, every group dependent on it, and for a disabled one every group that writes what it reads (a
-necessary enabling set: nothing else can enable it); stop when nothing is added. The enabled
-actions of the groups in the set satisfy C0 and C1. Among the seeds the smallest result wins,
-and a result with a visible group in it, or with every enabled group, means full expansion.
-Footprints must over-approximate; the tests check every declared write and the commutation of
-every pair of enabled actions declared independent on every reachable state of small presets.
+set, every group dependent on it, and for a disabled one every group that writes one of its
+*necessary enabling* components (a set of components one of which must change before any of its
+actions can be enabled: by default everything it reads; a model may name a smaller set per state,
+read off a false conjunct of the guard, or several, of which the cheapest is taken); stop when
+nothing is added. The enabled actions of the groups in the set then satisfy C0 and C1. Among the
+seeds the smallest result wins, and a result with a visible group in it, or with every enabled
+group, means full expansion. A group may depend on the state (`group_of(state, action)`) when the
+groups are finer action classes whose guards read what tells them apart.
+Footprints must over-approximate; the tests check every declared write, the commutation of every
+pair of enabled actions declared independent, and every enabling set, on every reachable state of
+small presets.
 
 Traces. The explorer records the index of each action in the *full* `model.successors(s)`, so
 traces replay as before; they are real paths but may be longer than the shortest, which the
@@ -97,6 +102,8 @@ class Reducer:
         self.groups = groups
         keys = list(groups)
         self.visible = frozenset(self._visible(info, groups, properties))
+        #: No invisible group: no proper ample set can exist, and states are expanded in full.
+        self.all_visible = self.visible >= frozenset(groups)
         self.deps = {g: frozenset(h for h in keys if dependent(groups[g], groups[h])) for g in keys}
         self.enablers = {g: frozenset(h for h in keys if groups[h].writes & groups[g].reads) for g in keys}
         self.writers: dict[Hashable, set] = {}
@@ -192,6 +199,8 @@ class Reducer:
         stats.states += 1
         edges = succ
         self.indices = list(range(len(succ)))
+        if self.all_visible:
+            return succ
         if len(succ) > 1:
             group_of = self.group_of
             kinds = [group_of(state, a) for a, _ in succ]
