@@ -6,18 +6,19 @@ Components: `("zk",)` (all of ZooKeeper), per broker `b` its life `("life", b)` 
 `shutdown_tries`), its event queue `("q", b)`, its replica manager's replicas `("rm", b)` and its
 epochs of the last controller and metadata seen `("meta", b)` (`controller_epoch`,
 `metadata_epoch`, `metadata_controller`); per channel `("net", c, d)`; `("spent",)` and
-`("ghost",)`. (`scenario` is never written.) Two finer names for parts of ZooKeeper,
-`("zk", "session")` and `("zk", "controller")`, serve the enabling sets only: they are listed in
-the writes of the groups that change them, besides `("zk",)`.
+`("ghost",)`. (`scenario` is never written.) Three more names serve the enabling sets only and
+are listed in the writes of the groups that change them: `("zk", "session")` and
+`("zk", "controller")` (parts of `("zk",)`), and `("send", c)`, controller `c` appending to its
+channels (nothing reads it; a delivery not yet queued needs it).
 
 Groups, derived from the code of each action (model/spec.py `_apply`, `enabled_actions`;
 model/broker.py; model/world.py; the controller modules), each an over-approximation:
 
 - `("cpe", b)`: `ControllerProcessEvent`, `ZkLoseReply`, `ZkConnectionLoss` of `b`, and
   `("cpe-life", b)` the same when the event at the head is `Expire` or `RegisterBrokerAndReelect`,
-  the only ones that touch `b`'s life and its ZooKeeper session. A controller
-  event may write all of ZooKeeper (firing any watch, so enqueueing at any broker), its own module
-  and life (`RegisterBrokerAndReelect` re-registers; a reconnection sets `connected`), any
+  the only ones that touch `b`'s life and its ZooKeeper session (`RegisterBrokerAndReelect`
+  re-registers, `Expire` reconnects and opens a new session). A controller
+  event may write all of ZooKeeper (firing any watch, so enqueueing at any broker), its own module, any
   broker's module (the answer to a controlled shutdown sets the requester's `shutdown`; V2 sets
   other controllers' epoch), its own channels, the budgets (a lost reply) and the ghost bit. It
   reads those and every broker's life (a watch reaches a live, connected broker only). It never
@@ -27,10 +28,11 @@ model/broker.py; model/world.py; the controller modules), each an over-approxima
   enqueueing at `c` after reading `c`'s context (model/broker.py `deliver`).
   `("deliver-plain", c, d)`: the same action when the request at the head of the channel carries
   no deletion: it neither reads `c`'s context nor enqueues anything. `("deliver-meta", c, d)`: an
-  UpdateMetadata at the head, which touches `d`'s epochs only, never its replicas. The group of a delivery thus
-  depends on the state; this is sound because the two groups are two action classes whose guards
-  read the head of c->d, and every action that changes the head (the sender's groups, the plain
-  delivery itself) writes c->d, so it enables or disables them as the closure expects.
+  UpdateMetadata at the head, which touches `d`'s epochs only, never its replicas. The group of a
+  delivery (and of a controller event) thus depends on the state; this is sound because the
+  variants are action classes whose guards read the head of the channel (queue), and every action
+  that changes the head writes that channel (queue), so it enables or disables them as the
+  closure expects.
 - `("leader", b, p)`: `LeaderShrinkIsr` / `LeaderExpandIsr` of leader `b` on partition `p`: a
   conditional write of the partition state (firing watches), `b`'s replica, the budgets; its guard
   reads the followers' replicas and lives, and with KIP-841 the controller's context.
@@ -43,8 +45,13 @@ model/broker.py; model/world.py; the controller modules), each an over-approxima
 Budgeted actions read the budgets; in an overlapping run (`Cluster.scenario` > 0) their guards ask
 whether the cluster is quiescent, so they read everything.
 
-The tests check the writes on every reachable state of small presets (`components` below) and
-the commutation of every pair of enabled actions of independent groups.
+Enabling sets (`enablers`): for a group with no enabled action, components one of which must
+change first, read off a false conjunct of each of its actions' guards; budgets are only ever
+spent, so an action whose budget is gone never comes back and needs nothing.
+
+The tests check, on every reachable state of `tiny` and `zkfaults`, the writes (`components`
+below), the commutation of every two enabled actions of independent groups, and that every step
+enabling a group writes one of its enabling components (tests/model/test_footprints.py).
 """
 
 from __future__ import annotations
@@ -155,6 +162,7 @@ def components(state: Cluster) -> dict[tuple, object]:
 
 
 _DELIVER = frozenset({"deliver", "deliver-plain", "deliver-meta"})
+_EVENT = frozenset({"cpe", "cpe-life"})
 
 
 def property_reads(cfg: ModelConfig):
@@ -175,15 +183,15 @@ def property_reads(cfg: ModelConfig):
         "OnlyActiveControllerActs": PropertyReads(frozenset({GHOST})),
         "NoStaleContextWhenInactive": PropertyReads(ctl),
         "ReassignmentSetsDisjoint": PropertyReads(frozenset({ZK})),
-        "ZkWritesFenced": PropertyReads(ctl | {ZK}, frozenset({"cpe"})),
+        "ZkWritesFenced": PropertyReads(ctl | {ZK}, _EVENT),
         "StaleControllerRejected": PropertyReads(metas, _DELIVER),
         "ZkLeaderEpochMonotonic": PropertyReads(frozenset({ZK})),
-        "ControllerBumpsLeaderEpoch": PropertyReads(frozenset({ZK}), frozenset({"cpe"})),
+        "ControllerBumpsLeaderEpoch": PropertyReads(frozenset({ZK}), _EVENT),
         "BrokerLeaderEpochMonotonic": PropertyReads(rms, _DELIVER),
         "NoStaleBrokerEpochApplied": PropertyReads(rms | metas | life | nets, _DELIVER),
         "MetadataBeforeLeaderAndIsr": PropertyReads(rms | metas | nets, _DELIVER),
         "NoShuttingDownJoinsIsr": PropertyReads(ctl | {ZK}, frozenset({"leader"})),
-        "CacheMatchesZkAfterWrite": PropertyReads(ctl | {ZK}, frozenset({"cpe"})),
+        "CacheMatchesZkAfterWrite": PropertyReads(ctl | {ZK}, _EVENT),
     }
     return table.get
 
