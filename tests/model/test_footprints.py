@@ -20,6 +20,8 @@ pinned on and off.
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from kcm.checker.bfs import explore
@@ -27,6 +29,12 @@ from kcm.checker.por import Reducer, dependent
 from kcm.config import load_preset
 from kcm.model.footprints import components, enablers, group_of, groups
 from kcm.model.spec import KafkaModel
+
+
+@functools.lru_cache(maxsize=2)
+def _graph(preset: str) -> list:
+    """Every reachable state of `preset` (symmetry off) with its successors, computed once."""
+    return _reachable(KafkaModel(load_preset(preset), symmetry=False))
 
 
 def _reachable(model: KafkaModel) -> list:
@@ -49,7 +57,7 @@ def test_footprints_cover_every_write_and_independent_actions_commute(preset, st
     cfg = load_preset(preset)
     model = KafkaModel(cfg, symmetry=False)
     fps = groups(cfg)
-    graph = _reachable(model)
+    graph = _graph(preset)
     assert len(graph) == states
     pairs = 0
     for s, succ in graph:
@@ -82,10 +90,9 @@ def test_enabling_sets_are_necessary(preset):
     group's enabling sets (the one-step form: with each set read off a false conjunct of the
     guards, a path that writes none of it keeps the conjunct false)."""
     cfg = load_preset(preset)
-    model = KafkaModel(cfg, symmetry=False)
     universe = list(groups(cfg))
     nes = enablers(cfg)
-    graph = _reachable(model)
+    graph = _graph(preset)
     enabled = {s: {group_of(s, a) for a, _ in succ} for s, succ in graph}
     checked = 0
     for s, succ in graph:
