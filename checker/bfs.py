@@ -41,6 +41,10 @@ its action's id and whether it heals (`Model.is_healing`), and each node whether
 warns against symmetry with liveness: a cycle of the quotient graph need not be a cycle of the
 real one, and weak fairness is per action instance, which a renaming of ids does not keep.
 
+Partial-order reduction (`por`, off by default): each state expands an ample set of its enabled
+actions (`kcm.checker.por`); parent pointers keep the index in the full `successors` list, so
+traces replay as before, but they are no longer guaranteed shortest.
+
 Interruption (KeyboardInterrupt) and `max_depth` end the run with the verdict "incomplete" and
 everything computed so far.
 """
@@ -86,6 +90,9 @@ class CheckOptions:
     progress_interval: float = 5.0
     #: Record the explored graph (`result.extra["graph"]`) for the liveness checker; needs symmetry off.
     keep_graph: bool = False
+    #: Partial-order reduction (`kcm.checker.por`): expand ample sets only. Traces may be longer
+    #: than the shortest; needs `Model.por_info()`; not with `keep_graph`.
+    por: bool = False
 
 
 class _Stop(Exception):
@@ -166,6 +173,14 @@ class _Explorer:
             if self.symmetric:
                 raise UsageError("keeping the explored graph (liveness) needs symmetry off")
             self.graph = ExploredGraph()
+        self.por = None
+        if opts.por:
+            if opts.keep_graph:
+                raise UsageError("partial-order reduction keeps no liveness graph (its cycles are not the model's)")
+            if model.por_info() is None:
+                raise UsageError(f"model '{model.name}' declares no independence for partial-order reduction")
+            from kcm.checker.por import Reducer
+            self.por = Reducer(model, props)
 
     # ---- the search ---------------------------------------------------------------------------
 
@@ -202,6 +217,8 @@ class _Explorer:
         progress, interval = self.opts.progress, self.opts.progress_interval
         frontier: list = []
         next_frontier: list = []
+        por = self.por
+        idx = None  # with POR: the full successor index of each edge explored
         pos = -1  # the index of the state being expanded; -1 between levels
         graph, ids = self.graph, self.ids
         if graph is not None:
@@ -248,24 +265,28 @@ class _Explorer:
                         if graph is not None:
                             sid = ids[f]
                             begin(sid)
-                        for a, t in successors(s):
+                        if por is not None:
+                            ample = por.expand(s, parents, fp_of, level)
+                            idx = por.indices
+                        for a, t in (successors(s) if por is None else ample):
                             tf = fingerprint(t if representative is None else representative(t))
                             k = type(a) if action_name is None else action_name(a)
                             evals[k] = evals.get(k, 0) + 1
                             for p in step_props:
                                 if not p.holds(s, a, t):
-                                    self._violated(p.name, p.kind, self._trace_edge(f, n), level + 1)
+                                    self._violated(p.name, p.kind, self._trace_edge(f, n if idx is None else idx[n]),
+                                                  level + 1)
                                     step_props = self.step_props
                             for g in goals:
                                 if g.met(s, a, t):
-                                    self._goal_met(g, self._trace_edge(f, n))
+                                    self._goal_met(g, self._trace_edge(f, n if idx is None else idx[n]))
                                     goals = self.goals
                             if edges_taken is not None:
                                 taken = edges_taken(s, a, t)
                                 if taken:
                                     edges.update(taken)
                             if tf not in parents:
-                                parents[tf] = (f, n)
+                                parents[tf] = (f, n if idx is None else idx[n])
                                 if graph is not None:
                                     ids[tf] = add_node(sid, n, is_quiescent(t),
                                                        None if is_settled is None else is_settled(t))
@@ -395,6 +416,8 @@ class _Explorer:
         if self.graph is not None:
             self.graph.finish(complete=not self.stopped and not self.reason and self.queue_left == 0)
             extra["graph"] = self.graph
+        if self.por is not None:
+            extra["por"] = self.por.stats.as_dict()
         return CheckResult(
             model=model.name, verdict=verdict, violations=tuple(violations), goals=goals,
             stats=stats, coverage=coverage, symmetry=self.symmetric, checked=self.checked,

@@ -125,6 +125,10 @@ class CheckResult:
                              f"{'' if self.complete else ' in the explored part'}: " + ", ".join(held))
         for g in self.goals.values():
             lines.append(f"  goal '{g.name}': " + goal_outcome(g, self.complete))
+        por = self.extra.get("por") if self.extra else None
+        if por:
+            lines.append(f"  partial-order reduction: {por['reduced']:,} of {por['states']:,} states expanded an "
+                         f"ample set ({por['skipped_edges']:,} edges skipped); traces may be longer than the shortest")
         return lines + self.stats.summary_lines(complete=self.complete)
 
     @property

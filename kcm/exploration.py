@@ -145,14 +145,16 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
                     invariants: tuple[str, ...] = (), max_depth: int | None = None,
                     out: Path | None = None, progress_every: float = 5.0, engine: str = "local",
                     master: str | None = None, checkpoint: Path | None = None,
-                    resume: Path | None = None, liveness: bool = False) -> tuple[CheckResult, dict[str, str]]:
+                    resume: Path | None = None, liveness: bool = False,
+                    por: bool = False) -> tuple[CheckResult, dict[str, str]]:
     """Explore `cfg` with the sequential explorer (`local`) or on Spark; returns the result and
     {violated property: ITF file written}.
 
     With `liveness` the sequential explorer keeps the explored graph, with symmetry off and
     without stopping at a safety violation (it needs the whole graph), and `kcm.checker.liveness`
     checks it: its violations (lassos) join the result's, its summary is `result.extra["liveness"]`
-    and the graph `result.extra["graph"]`."""
+    and the graph `result.extra["graph"]`. With `por` the sequential explorer expands ample sets
+    (`kcm.checker.por`)."""
     if liveness and engine == "spark":
         raise UsageError("--liveness runs on the sequential explorer only; drop --engine spark")
     if liveness:
@@ -178,6 +180,8 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
                    progress=progress, progress_interval=progress_every)
     if liveness:
         options.update(keep_graph=True, stop_on_violation=False)
+    if por:
+        options.update(por=True)
     if engine == "spark":
         result = _explore_on_spark(console, cfg, symmetry, options, master, checkpoint, resume)
     else:

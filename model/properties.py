@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import io
 import pickle
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from enum import Enum
 from operator import attrgetter
@@ -80,6 +80,45 @@ class Sometimes(Generic[State, Action]):
 
 
 Property = Always | AlwaysStep | Sometimes
+
+
+# ---- what partial-order reduction needs (`Model.por_info`, `kcm.checker.por`) -----------------
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """The state components a group of actions may read (guards included) and may write, in any state."""
+
+    reads: frozenset
+    writes: frozenset
+
+
+@dataclass(frozen=True)
+class PropertyReads:
+    """What a property depends on: the state components it reads (of `state` and, for a transition
+    invariant or goal, of `next_state`), and the action kinds (`group[0]`) whose steps it judges.
+    Contract: on a step whose group is not of one of `kinds` and writes none of `components`, an
+    `AlwaysStep` holds and a `Sometimes` is not met."""
+
+    components: frozenset
+    kinds: frozenset = frozenset()
+
+
+@dataclass(frozen=True)
+class Independence:
+    """What a model gives for partial-order reduction (`Model.por_info()`)."""
+
+    #: Every group any action can belong to, with its footprint (the universe, static).
+    groups: Mapping[Hashable, Footprint]
+    #: The group of an action in a state. It may depend on the state when the groups are finer
+    #: action classes whose guards read what tells them apart.
+    group_of: Callable[[Any, Any], Hashable]
+    #: What a property reads, or None: it may read anything (every action is visible to it).
+    property_reads: Callable[[str], PropertyReads | None]
+    #: Optional necessary enabling sets: for a group with no enabled action in `state`, components
+    #: one of which must be written before any of its actions can be enabled (None: its reads),
+    #: or a tuple of such sets, any of which is necessary (the reduction takes the cheapest).
+    enablers: Callable[[Any, Hashable], frozenset | tuple | None] | None = None
 
 
 # ---- fingerprints -----------------------------------------------------------------------------
@@ -280,6 +319,12 @@ class Model(Generic[State, Action]):
     def fields(self, state: State) -> dict[str, Any]:
         """The state as named variables (ITF `vars`), for readable traces and ITF files."""
         return {"state": state}
+
+    def por_info(self) -> Any:
+        """What partial-order reduction needs (`kcm.checker.por.Independence`): the action groups
+        with their read and write footprints, the group of an action, and what each property reads.
+        None by default: the model cannot be reduced."""
+        return None
 
     # ---- optional: states as bytes, for checkers that ship them between processes ------------
 

@@ -657,6 +657,10 @@ class KafkaModel(Model):
     def known_violations(self) -> dict[str, str]:
         return known_violations(self.cfg)  # model/findings.py
 
+    def por_info(self):
+        from kcm.model.footprints import independence  # partial-order reduction (model/footprints.py)
+        return independence(self.cfg)
+
     # what the checkers need besides
     def fingerprint(self, state: Cluster) -> bytes:
         by_id = self._fp_by_id

@@ -22,6 +22,9 @@ from kcm.exploration import (ENGINES, VARIANT_HELP, check_engine_options, check_
 @click.option("--invariant", "invariants", multiple=True, metavar="NAME",
               help="Check only this property (repeatable; 'deadlock' included).")
 @click.option("--symmetry/--no-symmetry", default=True, show_default=True, help="Reduce by broker-id symmetry.")
+@click.option("--por/--no-por", default=False, show_default=True,
+              help="Partial-order reduction: expand ample sets only (sequential engine; traces may be "
+                   "longer than the shortest).")
 @click.option("--max-depth", type=click.IntRange(min=1), default=None, help="Stop after this many steps (incomplete).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("kcm-out"), show_default=True,
               help="Where counterexamples and reports go.")
@@ -43,7 +46,7 @@ from kcm.exploration import (ENGINES, VARIANT_HELP, check_engine_options, check_
               help="The JSON report (default: OUT/report.json).")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="JUnit XML (default: OUT/junit.xml).")
-def command(preset, config_file, variant, invariants, symmetry, max_depth, out, engine, master, checkpoint, resume,
+def command(preset, config_file, variant, invariants, symmetry, por, max_depth, out, engine, master, checkpoint, resume,
             simulate, runs, depth, seed, liveness, json_file, junit_file) -> int:
     """Explore every reachable state of a config and check every property on the way.
 
@@ -54,19 +57,21 @@ def command(preset, config_file, variant, invariants, symmetry, max_depth, out, 
         raise UsageError("--liveness runs on the sequential explorer only; drop --engine spark")
     if liveness and simulate:
         raise UsageError("--liveness needs the whole graph; it does not combine with --simulate")
+    if por and (engine == "spark" or liveness or simulate):
+        raise UsageError("--por runs on the sequential explorer only, without --liveness or --simulate")
     name, label, cfg = load_config(preset, config_file, variant)
     check_outputs(out, json_file, junit_file)
     check_engine_options(engine, master, checkpoint, resume, simulate)
     sym_text = ("symmetry off (liveness: cycles and fairness need real states)" if liveness
                 else symmetry_text(cfg, symmetry))
     console.print(f"kcm explore · {label}{' · variant ' + cfg.variant if cfg.variant else ''} · "
-                  f"{sym_text}")
+                  f"{sym_text}{' · partial-order reduction on (traces may be longer than the shortest)' if por else ''}")
     if simulate:
         return run_simulation(console, name, cfg, runs=runs, depth=depth, seed=seed, master=master,
                               invariants=tuple(invariants), out=out)
     result, files = run_exploration(console, name, cfg, symmetry=symmetry, invariants=tuple(invariants),
                                     max_depth=max_depth, out=out, engine=engine, master=master,
-                                    checkpoint=checkpoint, resume=resume, liveness=liveness)
+                                    checkpoint=checkpoint, resume=resume, liveness=liveness, por=por)
     doc = report.build(result, [], preset=name, variant=cfg.variant, trace_files=files)
     json_path, junit_path = write_reports(doc, result, [], name=name, out=out, json_file=json_file,
                                           junit_file=junit_file, cfg=cfg, trace_files=files)

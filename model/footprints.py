@@ -1,0 +1,328 @@
+"""The actions' footprints, for partial-order reduction (`kcm.checker.por`): which named parts of
+the `Cluster` each group of actions may read and write, in any state.
+
+Components: `("zk",)` (all of ZooKeeper), per broker `b` its life `("life", b)` (`up`,
+`connected`, `epoch`), its controller module `("ctl", b)` (`active`, `ctx`, `shutdown`,
+`shutdown_tries`), its event queue `("q", b)`, its replica manager's replicas `("rm", b)` and its
+epochs of the last controller and metadata seen `("meta", b)` (`controller_epoch`,
+`metadata_epoch`, `metadata_controller`); per channel `("net", c, d)`; `("spent",)` and
+`("ghost",)`. (`scenario` is never written.) Three more names serve the enabling sets only and
+are listed in the writes of the groups that change them: `("zk", "session")` and
+`("zk", "controller")` (parts of `("zk",)`), and `("send", c)`, controller `c` appending to its
+channels (nothing reads it; a delivery not yet queued needs it).
+
+Groups, derived from the code of each action (model/spec.py `_apply`, `enabled_actions`;
+model/broker.py; model/world.py; the controller modules), each an over-approximation:
+
+- `("cpe", b)`: `ControllerProcessEvent`, `ZkLoseReply`, `ZkConnectionLoss` of `b`, and
+  `("cpe-life", b)` the same when the event at the head is `Expire` or `RegisterBrokerAndReelect`,
+  the only ones that touch `b`'s life and its ZooKeeper session (`RegisterBrokerAndReelect`
+  re-registers, `Expire` reconnects and opens a new session). A controller
+  event may write all of ZooKeeper (firing any watch, so enqueueing at any broker), its own module, any
+  broker's module (the answer to a controlled shutdown sets the requester's `shutdown`; V2 sets
+  other controllers' epoch), its own channels, the budgets (a lost reply) and the ghost bit. It
+  reads those and every broker's life (a watch reaches a live, connected broker only). It never
+  reads a replica manager (no `.replicas` in the controller modules).
+- `("deliver", c, d)`: `NetworkDeliver(c, d)` pops channel c->d, applies the request to `d`'s
+  replica manager after reading `d`'s epoch, and may answer a StopReplica with deletions by
+  enqueueing at `c` after reading `c`'s context (model/broker.py `deliver`).
+  `("deliver-plain", c, d)`: the same action when the request at the head of the channel carries
+  no deletion: it neither reads `c`'s context nor enqueues anything. `("deliver-meta", c, d)`: an
+  UpdateMetadata at the head, which touches `d`'s epochs only, never its replicas. The group of a
+  delivery (and of a controller event) thus depends on the state; this is sound because the
+  variants are action classes whose guards read the head of the channel (queue), and every action
+  that changes the head writes that channel (queue), so it enables or disables them as the
+  closure expects.
+- `("leader", b, p)`: `LeaderShrinkIsr` / `LeaderExpandIsr` of leader `b` on partition `p`: a
+  conditional write of the partition state (firing watches), `b`'s replica, the budgets; its guard
+  reads the followers' replicas and lives, and with KIP-841 the controller's context.
+- `("broker", b)`: `BrokerStart`, `BrokerCrash`, `ZkSessionExpire`, `BrokerNoticeExpiry`,
+  `BrokerRequestControlledShutdown`, `BrokerShutdown`, `SchedulerAutoRebalance` of `b`: its life,
+  module, queue, replicas and channels, ZooKeeper, any queue (watches, the shutdown request at the
+  controller) and any module (a crash fails the pending shutdowns of requesters).
+- `("admin",)`: every admin action: ZooKeeper, the budgets, any queue.
+
+Budgeted actions read the budgets; in an overlapping run (`Cluster.scenario` > 0) their guards ask
+whether the cluster is quiescent, so they read everything.
+
+Enabling sets (`enablers`): for a group with no enabled action, components one of which must
+change first, read off a false conjunct of each of its actions' guards; budgets are only ever
+spent, so an action whose budget is gone never comes back and needs nothing.
+
+The tests check, on every reachable state of `tiny` and `zkfaults`, the writes (`components`
+below), the commutation of every two enabled actions of independent groups, and that every step
+enabling a group writes one of its enabling components (tests/model/test_footprints.py).
+"""
+
+from __future__ import annotations
+
+from kcm.model.properties import Footprint, Independence, PropertyReads
+from kcm.model.actions import (
+    AdminCreateTopic, AdminDeleteTopic, AdminMoveController, AdminPreferredElection, AdminReassign,
+    AdminReassignPartitions, BrokerCrash, BrokerNoticeExpiry, BrokerRequestControlledShutdown,
+    BrokerShutdown, BrokerStart, ControllerProcessEvent, LeaderExpandIsr, LeaderShrinkIsr,
+    NetworkDeliver, SchedulerAutoRebalance, ZkConnectionLoss, ZkLoseReply, ZkSessionExpire,
+)
+from kcm.model.cluster import Budget, Cluster, EventKind, RequestKind, Shutdown
+from kcm.model.config import ModelConfig
+
+ZK, SPENT, GHOST = ("zk",), ("spent",), ("ghost",)
+_CPE = (ControllerProcessEvent, ZkLoseReply, ZkConnectionLoss)
+_BROKER = (BrokerStart, BrokerCrash, ZkSessionExpire, BrokerNoticeExpiry, BrokerRequestControlledShutdown,
+           BrokerShutdown, SchedulerAutoRebalance)
+_ADMIN = (AdminCreateTopic, AdminDeleteTopic, AdminMoveController, AdminPreferredElection, AdminReassign,
+          AdminReassignPartitions)
+
+
+#: The controller events whose processing touches the broker's own life and ZooKeeper session
+#: (model/controller.py `process_expire`, `process_register_broker_and_reelect`).
+_LIFE_EVENTS = frozenset({EventKind.Expire, EventKind.RegisterBrokerAndReelect})
+SESSION, CONTROLLER = ("zk", "session"), ("zk", "controller")
+
+
+def _variant(head) -> str:
+    """The delivery group of the request at the head of a channel."""
+    if head.kind is RequestKind.UpdateMetadata:
+        return "deliver-meta"
+    if head.kind is RequestKind.StopReplica and any(part.delete for part in head.partitions):
+        return "deliver"
+    return "deliver-plain"
+
+
+def group_of(state: Cluster, action) -> tuple:
+    """The group of an action in `state` (see the module docstring)."""
+    kind = type(action)
+    if kind is NetworkDeliver:
+        return (_variant(state.net[action.src * len(state.brokers) + action.dst][0]), action.src, action.dst)
+    if kind in _CPE:
+        head = state.brokers[action.broker].queue[0].kind
+        return ("cpe-life" if head in _LIFE_EVENTS else "cpe", action.broker)
+    if kind is LeaderShrinkIsr or kind is LeaderExpandIsr:
+        return ("leader", action.broker, action.partition)
+    if kind in _BROKER:
+        return ("broker", action.broker)
+    if kind in _ADMIN:
+        return ("admin",)
+    raise TypeError(f"not an action: {action!r}")
+
+
+def groups(cfg: ModelConfig) -> dict[tuple, Footprint]:
+    """Every group of `cfg`'s model with its footprint."""
+    nb, np_ = cfg.brokers, cfg.topics * cfg.partitions
+    life = {("life", b) for b in range(nb)}
+    ctl = {("ctl", b) for b in range(nb)}
+    queues = {("q", b) for b in range(nb)}
+    rms = {("rm", b) for b in range(nb)}
+    metas = {("meta", b) for b in range(nb)}
+    nets = {("net", c, d) for c in range(nb) for d in range(nb)}
+    everything = frozenset({ZK, SESSION, CONTROLLER, SPENT, GHOST} | life | ctl | queues | rms | metas | nets)
+    # In an overlapping run a budgeted action's guard reads `quiescent(state)`: everything.
+    budget_reads = everything if cfg.overlapping else frozenset({SPENT})
+    out: dict[tuple, Footprint] = {}
+    for b in range(nb):
+        mine = {("net", b, d) for d in range(nb)}
+        # ("send", b): a pseudo-component only the sender's controller writes (appending to its
+        # channels); nothing reads it but the enabling sets of deliveries not yet queued.
+        w = frozenset({ZK, CONTROLLER, SPENT, GHOST, ("send", b)} | ctl | queues | mine)
+        out[("cpe", b)] = Footprint(w | life | budget_reads, w)
+        w |= {("life", b), SESSION}
+        out[("cpe-life", b)] = Footprint(w | life | budget_reads, w)
+        w = frozenset({ZK, SESSION, CONTROLLER, ("life", b), ("rm", b), ("meta", b), SPENT} | ctl | queues | mine)
+        out[("broker", b)] = Footprint(w | life | budget_reads, w)
+        for c in range(nb):
+            w = frozenset({("net", c, b), ("rm", b), ("meta", b), ("q", c)})
+            out[("deliver", c, b)] = Footprint(w | {("life", b), ("ctl", c)}, w)
+            w = frozenset({("net", c, b), ("rm", b), ("meta", b)})
+            out[("deliver-plain", c, b)] = Footprint(w | {("life", b)}, w)
+            w = frozenset({("net", c, b), ("meta", b)})
+            out[("deliver-meta", c, b)] = Footprint(w | {("life", b)}, w)
+        for p in range(np_):
+            w = frozenset({ZK, ("rm", b), SPENT} | queues)
+            out[("leader", b, p)] = Footprint(w | rms | life | ctl | budget_reads, w)
+    w = frozenset({ZK, CONTROLLER, SPENT} | queues)
+    out[("admin",)] = Footprint(w | life | budget_reads, w)
+    return out
+
+
+def components(state: Cluster) -> dict[tuple, object]:
+    """The state as its named components (what the footprints name), for the tests."""
+    out: dict[tuple, object] = {ZK: state.zk, SPENT: state.spent, GHOST: state.ghost,
+                                SESSION: state.zk.session, CONTROLLER: state.zk.controller}
+    n = len(state.brokers)
+    for b, br in enumerate(state.brokers):
+        out[("life", b)] = (br.up, br.connected, br.epoch)
+        out[("ctl", b)] = (br.active, br.ctx, br.shutdown, br.shutdown_tries)
+        out[("q", b)] = br.queue
+        out[("meta", b)] = (br.controller_epoch, br.metadata_epoch, br.metadata_controller)
+        out[("rm", b)] = br.replicas
+    for c in range(n):
+        for d in range(n):
+            out[("net", c, d)] = state.net[c * n + d]
+    return out
+
+
+_DELIVER = frozenset({"deliver", "deliver-plain", "deliver-meta"})
+_EVENT = frozenset({"cpe", "cpe-life"})
+
+
+def property_reads(cfg: ModelConfig):
+    """What each property reads (`PropertyReads`); None for the ones not listed here (the
+    quiescence and settled properties read nearly everything, the goals and the newer transition
+    invariants are left conservative)."""
+    nb = cfg.brokers
+    ctl = frozenset(("ctl", b) for b in range(nb))
+    rms = frozenset(("rm", b) for b in range(nb))
+    metas = frozenset(("meta", b) for b in range(nb))
+    life = frozenset(("life", b) for b in range(nb))
+    nets = frozenset(("net", c, d) for c in range(nb) for d in range(nb))
+    table = {
+        "SingleActiveControllerPerEpoch": PropertyReads(ctl),
+        "UniqueEpochSender": PropertyReads(metas | nets),
+        "LeaderInIsrOrNone": PropertyReads(frozenset({ZK})),
+        "IsrNonEmpty": PropertyReads(frozenset({ZK})),
+        "OnlyActiveControllerActs": PropertyReads(frozenset({GHOST})),
+        "NoStaleContextWhenInactive": PropertyReads(ctl),
+        "ReassignmentSetsDisjoint": PropertyReads(frozenset({ZK})),
+        "ZkWritesFenced": PropertyReads(ctl | {ZK}, _EVENT),
+        "StaleControllerRejected": PropertyReads(metas, _DELIVER),
+        "ZkLeaderEpochMonotonic": PropertyReads(frozenset({ZK})),
+        "ControllerBumpsLeaderEpoch": PropertyReads(frozenset({ZK}), _EVENT),
+        "BrokerLeaderEpochMonotonic": PropertyReads(rms, _DELIVER),
+        "NoStaleBrokerEpochApplied": PropertyReads(rms | metas | life | nets, _DELIVER),
+        "MetadataBeforeLeaderAndIsr": PropertyReads(rms | metas | nets, _DELIVER),
+        "NoShuttingDownJoinsIsr": PropertyReads(ctl | {ZK}, frozenset({"leader"})),
+        "CacheMatchesZkAfterWrite": PropertyReads(ctl | {ZK}, _EVENT),
+    }
+    return table.get
+
+
+def enablers(cfg: ModelConfig):
+    """Necessary enabling sets (`Independence.enablers`): for a group none of whose actions is
+    enabled in a state, components one of which must change before one can be. Read off the
+    guards of `enabled_actions` (model/spec.py). When some action of the group passes its guard
+    and is only left out because its step would overflow a queue or change nothing, None (the
+    group's reads). In an overlapping run the budgeted actions' guards read the whole state."""
+    from kcm.model.spec import enabled_actions  # spec imports this module's users lazily
+
+    last: list = [None, frozenset()]
+
+    def guard_enabled(state: Cluster) -> frozenset:
+        if last[0] is not state:
+            last[0], last[1] = state, frozenset(group_of(state, a) for a in enabled_actions(cfg, state))
+        return last[1]
+
+    kip841 = cfg.isr_admission != "2.6"
+    ctl = frozenset(("ctl", b) for b in range(cfg.brokers))
+
+    def nes(state: Cluster, g: tuple) -> frozenset | None:
+        if g in guard_enabled(state):
+            return None
+        kind = g[0]
+        if kind.startswith("cpe"):  # a live broker with an event of this variant at the head
+            b = g[1]
+            return frozenset({("life", b)} if not state.brokers[b].up else {("q", b)})
+        if kind.startswith("deliver"):  # a request of this kind at the head of c->d, d up
+            c, d = g[1], g[2]
+            if not state.brokers[d].up:
+                return frozenset({("life", d)})
+            if any(_variant(r) == kind for r in state.net[c * cfg.brokers + d]):
+                return frozenset({("net", c, d)})
+            return frozenset({("send", c)})  # none queued: the sender must send one
+        if state.scenario:
+            return None
+        if kind == "broker":
+            return _broker_nes(cfg, state, g[1])
+        if kind == "admin":  # an admin budget left, and ZooKeeper as the operation needs it
+            return frozenset({ZK} if any(_left(cfg, state, x) for x in _ADMIN_BUDGETS) else ())
+        return _leader_nes(cfg, state, g[1], g[2], kip841, ctl)
+
+    return nes
+
+
+_ADMIN_BUDGETS = (Budget.CONTROLLED_SHUTDOWNS, Budget.PREFERRED_ELECTIONS, Budget.REASSIGNMENTS,
+                  Budget.TOPIC_DELETIONS, Budget.AUTO_REBALANCES, Budget.TOPIC_CREATIONS)
+
+
+def _left(cfg: ModelConfig, state: Cluster, budget: Budget) -> bool:
+    """`enabled_actions`' `left` in a run from the cold start (scenario 0). Budgets are only ever
+    spent, so once False it stays False: an action it guards is never enabled again."""
+    from kcm.model.spec import _ADMIN, _FAULTS, _budget
+    spent = state.spent
+    if spent[budget] >= _budget(cfg)[budget] or 0 <= cfg.max_perturbations <= sum(spent):
+        return False
+    if budget in _FAULTS:
+        return cfg.max_faults < 0 or sum(spent[b] for b in _FAULTS) < cfg.max_faults
+    return cfg.max_admin_ops < 0 or sum(spent[b] for b in _ADMIN) < cfg.max_admin_ops
+
+
+def _broker_nes(cfg: ModelConfig, state: Cluster, b: int) -> frozenset | None:
+    """A live broker's own actions, none enabled: for each, one false conjunct of its guard
+    (nothing for an action whose budget is gone). A dead broker always has a restart or an expiry
+    enabled, so it is never asked."""
+    broker = state.brokers[b]
+    if not broker.up:
+        return None
+    session = bool(state.zk.session >> b & 1)
+    life, ctl = ("life", b), ("ctl", b)
+    comps = set()
+    # ZkSessionExpire of a live broker: a live session and a budget
+    if _left(cfg, state, Budget.SESSION_EXPIRIES):
+        comps.add(SESSION)
+    # BrokerNoticeExpiry: connected, and the session gone
+    comps.add(life if not broker.connected else SESSION)
+    # BrokerRequestControlledShutdown and BrokerShutdown: connected with a live session, a broker
+    # named in /controller, the controlled-shutdown state (only these two actions and the
+    # controller's answer move it)
+    sd = broker.shutdown
+    never = sd is Shutdown.NONE and not _left(cfg, state, Budget.CONTROLLED_SHUTDOWNS)
+    if not never:
+        comps |= {life, SESSION, CONTROLLER, ctl}
+    # SchedulerAutoRebalance: an active controller module and a budget
+    if _left(cfg, state, Budget.AUTO_REBALANCES):
+        comps.add(ctl)
+    # BrokerCrash needs only its budget: disabled means never again.
+    return frozenset(comps)
+
+
+def _leader_nes(cfg: ModelConfig, state: Cluster, b: int, p: int, kip841: bool,
+                ctl: frozenset) -> frozenset | tuple:
+    """Leader `b`'s ISR changes of `p`, none enabled. All need `b` to lead `p` in its replica
+    manager and act as leader at the current zkVersion; then per follower `f` an expansion needs
+    `f` to follow `b` (its own replica record first), and a shrink a budget and `f` in the ISR.
+    When `b` does not lead, either its record must change, or (no shrink budget left) the record
+    of each follower that does not follow `b` nor could expand the ISR."""
+    broker = state.brokers[b]
+    r = broker.replicas[p]
+    if r.leader != b or r.stopped:
+        own = frozenset({("rm", b)})
+        if _left(cfg, state, Budget.LEADER_ISR_SHRINKS):
+            return own
+        others = set()
+        for f in range(cfg.brokers):  # any broker may be a replica once b's record changes
+            theirs = state.brokers[f].replicas[p]
+            if theirs.leader == b and not theirs.stopped:
+                return own
+            others.add(("rm", f))
+        return own, frozenset(others)
+    if not (broker.up and broker.connected):
+        return frozenset({("life", b)})
+    if not state.zk.session >> b & 1 or state.zk.partitions[p].version != r.zk_version:
+        return frozenset({ZK, ("rm", b)})
+    comps = {("rm", b)}  # the ISR in b's record (a spent shrink budget never comes back)
+    for f in r.replicas:
+        if f in r.isr:
+            continue
+        theirs = state.brokers[f].replicas[p]
+        if theirs.leader != b or theirs.stopped:
+            comps.add(("rm", f))  # f does not follow b: its record must change
+        elif not state.brokers[f].up:
+            comps.add(("life", f))
+        else:
+            comps |= {("rm", f), ("rm", b)}  # leader epochs differ
+            if kip841:
+                comps |= ctl | {ZK}
+    return frozenset(comps)
+
+
+def independence(cfg: ModelConfig) -> Independence:
+    return Independence(groups(cfg), group_of, property_reads(cfg), enablers(cfg))
