@@ -57,12 +57,19 @@ class Always(Generic[State]):
 
 @dataclass(frozen=True)
 class AlwaysStep(Generic[State, Action]):
-    """A transition invariant: `holds(state, action, next_state)` must be true on every reachable edge."""
+    """A transition invariant: `holds(state, action, next_state)` must be true on every reachable edge.
+
+    `judges` names the action kinds (types) whose steps it can fail on, when `holds` returns True
+    at once for every other kind (most read what a controller event did); None means any kind. A
+    checker may then skip the call on the other edges (`kcm.checker.bfs`); `holds` keeps its own
+    early return, for the checkers that call it on every edge."""
 
     name: str
     holds: Callable[[Any, Any, Any], bool]
     doc: str = ""
     kind: str = "transition"
+    #: The action kinds whose steps this invariant can fail on; None: every kind.
+    judges: tuple[type, ...] | None = None
 
 
 @dataclass(frozen=True)
