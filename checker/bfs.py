@@ -28,8 +28,11 @@ filter. By default the run stops at the first violation; with `stop_on_violation
 `-continue`) it records one violation per property and keeps going.
 
 Cost. The inner loop does, per edge: one fingerprint, one dict lookup, two counter increments and
-the property calls; per new state, the `Always` calls and one append. Everything else (names,
-traces, coverage assembly) happens at violations or at the end. Per-action counters are keyed by
+the property calls; per new state, the `Always` calls and one append. Only the transition
+invariants that judge the action's kind are called (`AlwaysStep.judges`; a tuple per action type,
+built at its first edge): most of the Kafka model's judge controller events only (two edges in
+five on `default`), four of them request deliveries. Everything else (names, traces, coverage
+assembly) happens at violations or at the end. Per-action counters are keyed by
 the action's type when the model keeps the default `action_name` (no call per edge), and table
 edges are only asked for when the model overrides `edges_taken`.
 
@@ -146,6 +149,9 @@ class _Explorer:
         props, deadlock = select_properties(model, opts.properties)
         self.always = tuple(p for p in props if isinstance(p, Always))
         self.step_props = tuple(p for p in props if isinstance(p, AlwaysStep))
+        #: The step properties that judge each action type (`AlwaysStep.judges`), filled lazily
+        #: and emptied when a property leaves `step_props`.
+        self.step_props_of: dict[type, tuple] = {}
         self.goals = tuple(p for p in props if isinstance(p, Sometimes))
         self.all_goals = self.goals
         self.check_deadlock = opts.check_deadlock and deadlock
@@ -258,7 +264,7 @@ class _Explorer:
                     self.reason = "max_depth"
                     break
                 next_frontier = []
-                always, step_props, goals = self.always, self.step_props, self.goals
+                always, step_props_of, goals = self.always, self.step_props_of, self.goals
                 try:
                     for pos, (s, f) in enumerate(frontier):
                         n = 0
@@ -270,13 +276,17 @@ class _Explorer:
                             idx = por.indices
                         for a, t in (successors(s) if por is None else ample):
                             tf = fingerprint(t if representative is None else representative(t))
-                            k = type(a) if action_name is None else action_name(a)
+                            kind = type(a)
+                            k = kind if action_name is None else action_name(a)
                             evals[k] = evals.get(k, 0) + 1
+                            step_props = step_props_of.get(kind)
+                            if step_props is None:
+                                step_props = self._step_props_judging(kind)
                             for p in step_props:
                                 if not p.holds(s, a, t):
                                     self._violated(p.name, p.kind, self._trace_edge(f, n if idx is None else idx[n]),
                                                   level + 1)
-                                    step_props = self.step_props
+                                    step_props_of = self.step_props_of
                             for g in goals:
                                 if g.met(s, a, t):
                                     self._goal_met(g, self._trace_edge(f, n if idx is None else idx[n]))
@@ -356,6 +366,13 @@ class _Explorer:
             self.check_deadlock = False
         self.always = tuple(p for p in self.always if p.name != name)
         self.step_props = tuple(p for p in self.step_props if p.name != name)
+        self.step_props_of = {}
+
+    def _step_props_judging(self, kind: type) -> tuple:
+        """The step properties that may fail on a step of action type `kind`, in `step_props` order."""
+        props = self.step_props_of[kind] = tuple(
+            p for p in self.step_props if p.judges is None or kind in p.judges)
+        return props
 
     def _goal_met(self, goal: Sometimes, trace: Trace) -> None:
         self.witnesses[goal.name] = trace

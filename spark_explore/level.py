@@ -39,15 +39,16 @@ deterministic:
 
 Stages. `expand_partition` (the map side of the level's one shuffle) sorts its frontier by path,
 and for each state decodes it and calls `model.successors` once; per edge it checks the transition
-invariants and the unmet goals and counts coverage, and for the first candidate of each
-fingerprint in the partition (which, the partition being in path order, has the smallest path
-there) it checks the state invariants and encodes the state. So every property is evaluated in
-the stage that generates the states, and duplicates within a partition never leave it. The
-candidates are shuffled to their owners (`partitionBy`). `merge_partition` runs on each owner
-partition, where the co-partitioned level record (the visited set; the frontier just expanded
-is skipped) and the candidates meet without moving the visited set; it keeps, per fingerprint,
-the candidate with the smallest path (what `reduceByKey(keep_first)` did, without a Python pass
-of its own), drops the visited ones, and emits the new frontier and the merged `FingerprintSet`.
+invariants that judge its action's kind (`AlwaysStep.judges`) and the unmet goals and counts
+coverage, and for the first candidate of each fingerprint in the partition (which, the partition
+being in path order, has the smallest path there) it checks the state invariants and encodes the
+state. So every property is evaluated in the stage that generates the states, and duplicates
+within a partition never leave it. The candidates are shuffled to their owners (`partitionBy`).
+`merge_partition` runs on each owner partition, where the co-partitioned level record (the
+visited set; the frontier just expanded is skipped) and the candidates meet without moving the
+visited set; it keeps, per fingerprint, the candidate with the smallest path (what
+`reduceByKey(keep_first)` did, without a Python pass of its own), drops the visited ones, and
+emits the new frontier and the merged `FingerprintSet`.
 
 States travel as bytes (`codec.py`: the model's own codec, `Model.encode_state`, when it has one;
 else pickle keeping the identity of the model's constants). Encodings need not be canonical:
@@ -217,7 +218,9 @@ def expand_partition(task: LevelTask, report: Callable[[list], None], index: int
     encode, decode = codec.encode, codec.decode
     fp_of = fingerprint_function(model, task.symmetric)
     always = _selected(model, task.always, Always)
-    steps = _selected(model, task.steps, AlwaysStep)
+    steps = list(enumerate(_selected(model, task.steps, AlwaysStep)))
+    # The step properties that judge each action type (`AlwaysStep.judges`), filled lazily.
+    steps_of: dict[type, list] = {}
     goals = list(enumerate(_selected(model, task.goals, Sometimes)))
     edges_taken = model.edges_taken if task.table_coverage else None
     action_name, successors, stop = model.action_name, model.successors, task.stop
@@ -239,7 +242,10 @@ def expand_partition(task: LevelTask, report: Callable[[list], None], index: int
             else:
                 evals[kind] = 1
                 first_seen[kind] = key
-            for i, p in enumerate(steps):
+            judged = steps_of.get(type(a))
+            if judged is None:
+                judged = steps_of[type(a)] = [(i, p) for i, p in steps if p.judges is None or type(a) in p.judges]
+            for i, p in judged:
                 if p.name not in step_events and not p.holds(s, a, t):
                     step_events[p.name] = (key, STEP, i)
             if goals:
