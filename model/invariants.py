@@ -974,20 +974,23 @@ def _goals(cfg: ModelConfig, observe) -> list:
     # perturbations otherwise.
     if cfg.max_broker_crashes + cfg.max_session_expiries and (cfg.replication_factor == 1 or _two_perturbations(cfg)):
         goals.append(Sometimes("PartitionOfflineAndBack",
-                               lambda s, a, t: any(x != NO_ZNODE and y != NO_ZNODE and x.leader == NONE and y.leader >= 0
-                                                   for x, y in zip(s.zk.partitions, t.zk.partitions)),
+                               lambda s, a, t: s.zk.partitions is not t.zk.partitions and any(
+                                   x != NO_ZNODE and y != NO_ZNODE and x.leader == NONE and y.leader >= 0
+                                   for x, y in zip(s.zk.partitions, t.zk.partitions)),
                                "a partition without a leader gets one again"))
     if cfg.unclean_election:
         goals.append(Sometimes("UncleanElection", elected_with((Strategy.OFFLINE, Strategy.OFFLINE_ALLOW_UNCLEAN), True),
                                "a leader is elected from outside the ISR"))
     if cfg.max_topic_deletions:
         goals.append(Sometimes("TopicDeleted",
-                               lambda s, a, t: any(x and not y for x, y in zip(s.zk.assignment, t.zk.assignment)),
+                               lambda s, a, t: s.zk.assignment is not t.zk.assignment and any(
+                                   x and not y for x, y in zip(s.zk.assignment, t.zk.assignment)),
                                "a topic is fully deleted"))
     if cfg.max_reassignments:
         goals.append(Sometimes("ReassignmentCompletes",
-                               lambda s, a, t: any(x and not y and t.zk.assignment[p] == x
-                                                   for p, (x, y) in enumerate(zip(s.zk.reassign, t.zk.reassign))),
+                               lambda s, a, t: s.zk.reassign is not t.zk.reassign and any(
+                                   x and not y and t.zk.assignment[p] == x
+                                   for p, (x, y) in enumerate(zip(s.zk.reassign, t.zk.reassign))),
                                "a partition reaches its reassignment target"))
     if cfg.max_controlled_shutdowns:
         goals.append(Sometimes("ControlledShutdownMovesLeadership", elected_with((Strategy.CONTROLLED_SHUTDOWN,)),
