@@ -1009,9 +1009,56 @@ def run_mutant(mutant: Mutant, configs: list[tuple[str, object]], bases: list[Ba
     import dataclasses
     import time
 
-    cpu = time.process_time()
-    outcome = _run_mutant(mutant, configs, bases, budget, sources)
+    cpu, started = time.process_time(), time.monotonic()
+    with _Alarm(None if budget.timeout_s is None else budget.timeout_s + _ALARM_GRACE_S):
+        try:
+            outcome = _run_mutant(mutant, configs, bases, budget, sources)
+        except _Overrun:
+            # A step that never returns (a negated retry condition loops forever inside one
+            # event): the cooperative deadline, checked between states, cannot stop it.
+            outcome = Outcome(mutant.id, mutant.file, mutant.line, mutant.operator, TIMED_OUT,
+                              error="a step did not return within the timeout", seconds=time.monotonic() - started)
     return dataclasses.replace(outcome, cpu=time.process_time() - cpu)
+
+
+#: Seconds past `--timeout` before the alarm interrupts a mutant stuck inside one step.
+_ALARM_GRACE_S = 5.0
+
+
+class _Overrun(BaseException):
+    """Raised by `_Alarm` in the middle of the mutant's code: a BaseException, so that the model's
+    own `except Exception` clauses cannot swallow it."""
+
+
+class _Alarm:
+    """`signal.setitimer` for the main thread (the sequential engine, a Spark Python worker);
+    elsewhere (a thread) nothing, and only the cooperative deadline applies."""
+
+    def __init__(self, seconds: float | None) -> None:
+        import signal
+
+        self.seconds = seconds
+        self.armed = (seconds is not None and hasattr(signal, "setitimer")
+                      and threading.current_thread() is threading.main_thread())
+        self.previous = None
+
+    def __enter__(self):
+        if self.armed:
+            import signal
+
+            def ring(signum, frame):
+                raise _Overrun()
+
+            self.previous = signal.signal(signal.SIGALRM, ring)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.armed:
+            import signal
+
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
 
 
 def _run_mutant(mutant: Mutant, configs: list[tuple[str, object]], bases: list[Baseline], budget: Budget,

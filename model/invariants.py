@@ -910,6 +910,7 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
         Always("BrokersFollowTheLeader", functools.partial(brokers_follow_the_leader, ppt=ppt),
                "holds whenever no healing action is enabled", kind="quiescence"),
     ]
+    props += _full_run_triage_properties(cfg)
     props += _goals(cfg, observe)
     return props
 
@@ -961,3 +962,30 @@ def _goals(cfg: ModelConfig, observe) -> list:
                                "a preferred replica election moves the leader"))
     return goals
 
+
+
+# ---- issue 13, the full mutation run's triage (docs/checking.md "Triage of the full run") -----
+
+
+def created_partitions_have_state(s: Cluster, ppt: int = 1) -> bool:
+    """Quiescent under an active controller: every partition assigned in `/brokers/topics/<t>`
+    whose topic is not queued for deletion has its state znode. A new topic's partitions go
+    NewPartition -> OnlinePartition in `onNewPartitionCreation`, which creates
+    `/brokers/topics/<t>/partitions/<p>/state` (`initializeLeaderAndIsrForPartitions`); one left
+    New (no live replica, a failed write) is retried by the next `triggerOnlinePartitionStateChange`
+    or failover, and at quiescence every broker is up
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala onNewPartitionCreation,
+    kafka@2.6.x:core/src/main/scala/kafka/controller/PartitionStateMachine.scala
+    initializeLeaderAndIsrForPartitions)."""
+    if not (quiescent(s) and _settled_under_a_controller(s)):
+        return True
+    zk = s.zk
+    return all(z != NO_ZNODE for p, (assigned, z) in enumerate(zip(zk.assignment, zk.partitions))
+               if assigned and not zk.delete_topics >> (p // ppt) & 1)
+
+
+def _full_run_triage_properties(cfg: ModelConfig) -> list:
+    return [
+        Always("CreatedPartitionsHaveState", functools.partial(created_partitions_have_state, ppt=cfg.partitions),
+               "holds whenever no healing action is enabled", kind="quiescence"),
+    ]

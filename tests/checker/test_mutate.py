@@ -304,3 +304,14 @@ def test_random_walks_kill_but_never_call_a_mutant_equivalent(mutants):
     assert M.run_mutant(fence, cfgs, bases, budget).row() == killed.row()  # seeded: the same walks
     swap = pick(mutants, "swap-effects", "self.adding = list(zk.adding)", "self.removing = list(zk.removing)")
     assert M.run_mutant(swap, cfgs, bases, budget).status == M.SURVIVED
+
+
+def test_a_step_that_never_returns_is_timed_out_by_the_alarm(mutants, tiny):
+    # Negating "the reply was lost" makes every ZooKeeper write look lost: the controller's retry
+    # loop never ends inside one event, where the cooperative deadline (between states) cannot
+    # stop it; the alarm does, one grace period after the timeout.
+    cfgs, bases = tiny
+    m = pick(mutants, "negate-guard", "negate `self.w.reply_lost(self.me)`")
+    assert m.file == "state_machines.py"
+    o = M.run_mutant(m, cfgs, bases, M.Budget(timeout_s=0.5))
+    assert (o.status, o.error) == (M.TIMED_OUT, "a step did not return within the timeout")
