@@ -7,10 +7,13 @@ controller move and a preferred election (m-move), a controlled shutdown then an
 perturbations overlapping before the cluster settles (m-overlap). Each is a few thousand to
 fifteen thousand states, so that a mutant that survives (and must be explored on all of them)
 costs seconds, not minutes. A mutant is explored on each config in turn, cheapest first, until
-one kills it, and only on the configs where its lines run at all.
+one kills it, and only on the configs where its lines run at all; a config where its successors
+equal the clean model's on every clean state where its lines run is decided without a search.
 
-Prints the wall time, the score and the tables, and writes the report to --out (default
-kcm-out/mutation); docs/benchmarks.md and the triage in docs/checking.md are written by hand from it.
+Prints the wall time, the CPU time (the driver's, plus every mutant's as its process measured it:
+on Spark the tasks run in worker processes), the score and the tables, then the same as Markdown
+rows that paste into docs/benchmarks.md; writes the report to --out (default kcm-out/mutation).
+The triage in docs/checking.md is written by hand from it.
 
     .venv/bin/python bench/mutate.py                       # Spark local[2], every mutant
     .venv/bin/python bench/mutate.py --engine local --sample 100
@@ -19,6 +22,7 @@ kcm-out/mutation); docs/benchmarks.md and the triage in docs/checking.md are wri
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import sys
@@ -57,13 +61,42 @@ def main() -> int:
     if args.sample:
         argv += ["--sample", str(args.sample)]
     load = os.getloadavg()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     code = kcm(argv)
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    doc = json.loads((Path(args.out) / "mutation.json").read_text(encoding="utf-8"))
+    mutant_cpu = sum(e.get("cpu_seconds", 0.0) for e in doc["mutants"])
+    # Sequentially the driver ran the mutants itself; on Spark they ran in worker processes.
+    total_cpu = cpu + (mutant_cpu if args.engine == "spark" else 0.0)
     print(f"\n{time.strftime('%Y-%m-%d %H:%M')} · {platform.node()} · {os.cpu_count()} cores · "
           f"load before {load[0]:.1f}, after {os.getloadavg()[0]:.1f} · engine {args.engine}"
           f"{' ' + args.master if args.engine == 'spark' else ''} · wall {wall:.0f} s · exit {code}")
+    print(f"CPU {total_cpu:.0f} s in all (driver {cpu:.0f} s, mutants {mutant_cpu:.0f} s: "
+          f"{mutant_cpu / max(1, len(doc['mutants'])):.2f} s per mutant); "
+          f"searched {sum(e.get('searched', 0) for e in doc['mutants'])} mutant-configs, "
+          f"decided {sum(e.get('compared', 0) for e in doc['mutants'])} without a search")
+    print()
+    print("\n".join(markdown_table(doc)))
     return code
+
+
+def markdown_table(doc: dict) -> list[str]:
+    """The score table of a report as Markdown rows: all, by file, by operator."""
+    out = ["| | total | killed | crashed | survived | equivalent (unreached) | timed out | score |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    c = doc["counts"]
+    judged = doc["total"] - c["equivalent"]
+    killed = c["killed"] + c["crashed"]
+    score = f"**{killed / judged:.1%}** ({killed} / {judged})" if judged else "-"
+    out.append(f"| all | {doc['total']} | {c['killed']} | {c['crashed']} | {c['survived']} | "
+               f"{c['equivalent']} ({doc['unreached']}) | {c['timed_out']} | {score} |")
+    for table in ("by_file", "by_operator"):
+        for name, r in doc[table].items():
+            judged = r["total"] - r["equivalent"]
+            sc = f"{(r['killed'] + r['crashed']) / judged:.0%}" if judged else "-"
+            out.append(f"| {name} | {r['total']} | {r['killed']} | {r['crashed']} | {r['survived']} | "
+                       f"{r['equivalent']} | {r['timed_out']} | {sc} |")
+    return out
 
 
 if __name__ == "__main__":

@@ -34,6 +34,12 @@ operator on the same line, from 0): stable as long as that line does not move, a
 report. Generation is deterministic: the same sources give the same mutants in the same order;
 `sample(mutants, n, seed)` picks a subset with `random.Random(seed)`.
 
+Running. The clean model is explored once per config, traced (`baselines`): the lines of the
+mutated files each expansion ran, and the answer of each expansion. A mutant is then explored on
+each config in turn until one kills it, except where an exact shortcut decides the config without a
+search: its lines never ran there (skipped), or its successors and observations equal the clean
+ones on every clean state where they ran (`same_as_clean`; docs/checking.md gives the argument).
+
 Loading. A mutant is a fresh copy of `kcm.model` under its own package name
 (`kcm_mutant_<n>`), built in memory by a meta-path finder: the mutated file, and every model
 module that imports it directly or not (so the controller, the spec and the invariants see the
@@ -602,6 +608,8 @@ class Baseline:
     digest: str | None
     #: {file: lines of the mutable files the clean run executed}.
     covered: Mapping[str, frozenset[int]] | None = None
+    #: What deciding a mutant without a search needs (`CleanGraph`); None for walks or a cut run.
+    graph: CleanGraph | None = None
 
     def reaches(self, mutant: Mutant) -> bool:
         """Whether the clean run executed a line of `mutant.reach` (True when unknown)."""
@@ -610,6 +618,27 @@ class Baseline:
         lines = self.covered.get(mutant.file, frozenset())
         first, last = mutant.reach
         return any(n in lines for n in range(first, last + 1))
+
+
+@dataclass(frozen=True)
+class CleanGraph:
+    """The clean exploration of one config, kept to decide a mutant without searching.
+
+    `states` are the states the explorer expanded, in its order (encoded with the model's codec),
+    `successors[i]` the digest of what the clean model's `successors` and `observe` answered on
+    `states[i]` (each action, its next state's fingerprint and the step's observations), and
+    `by_line[(file, line)]` a bitmap of the states whose expansion executed that line of a
+    mutable file. `inits` are the initial states (encoded), `init_lines` the lines the
+    initial states' computation executed, `other_lines` those executed anywhere else (the
+    properties, quiescence, building the model): the explorer's run of a mutant whose changed
+    lines fall there is not decided by the successors alone, so it is searched."""
+
+    states: tuple[bytes, ...]
+    successors: tuple[bytes, ...]
+    by_line: Mapping[tuple[str, int], int]
+    inits: tuple[bytes, ...]
+    init_lines: frozenset[tuple[str, int]]
+    other_lines: frozenset[tuple[str, int]]
 
 
 @dataclass(frozen=True)
@@ -630,6 +659,13 @@ class Outcome:
     error: str | None = None
     #: For an equivalent mutant: "unreached" when its lines never ran on any config.
     note: str | None = None
+    #: Configs explored by a search, and configs decided without one (the mutant's successors
+    #: equal the clean model's on every clean state where its lines run): not part of `row`, an
+    #: account of the work, not of the verdict.
+    searched: int = 0
+    compared: int = 0
+    #: CPU seconds of the process that ran the mutant (`time.process_time()`), for the benchmarks.
+    cpu: float = 0.0
 
     def row(self) -> tuple:
         """Everything but the time: what two engines (or two runs) must agree on."""
@@ -640,7 +676,8 @@ class Outcome:
         return {"id": self.id, "file": self.file, "line": self.line, "operator": self.operator,
                 "status": self.status, "property": self.property, "trace_length": self.trace_length,
                 "config": self.config, "distinct_states": self.distinct, "seconds": round(self.seconds, 3),
-                "error": self.error, "note": self.note}
+                "error": self.error, "note": self.note,
+                "searched": self.searched, "compared": self.compared, "cpu_seconds": round(self.cpu, 3)}
 
 
 class _Cut(Exception):
@@ -749,7 +786,10 @@ def random_walks(model, budget: Budget, deadline: float | None = None) -> _WalkR
 
 
 def baselines(configs: list[tuple[str, object]], budget: Budget) -> list[Baseline]:
-    """The clean model on every config; a config on which it does not pass is a usage error."""
+    """The clean model on every config; a config on which it does not pass is a usage error.
+
+    Each exhaustive clean run is traced (`_LineCoverage`): the lines of the mutable files it
+    executed, and what deciding a mutant without a search needs (`CleanGraph`)."""
     from kcm.errors import UsageError
     from kcm.model.spec import KafkaModel
 
@@ -763,35 +803,144 @@ def baselines(configs: list[tuple[str, object]], budget: Budget) -> list[Baselin
             out.append(Baseline(name, result.distinct, None, None))
             continue
         with _LineCoverage() as cov:
-            result, digest, cut = explore_with_budget(KafkaModel(cfg), budget)
+            model = KafkaModel(cfg)
+            recorder = _CleanRecorder(model, cov)
+            result, digest, cut = explore_with_budget(model, budget)
         if result.verdict == "violation":
             v = result.violations[0]
             raise UsageError(f"the clean model violates {v.name} on '{name}': mutants need a config it passes")
-        out.append(Baseline(name, result.stats.distinct, digest, None if cut else cov.lines()))
+        if cut:
+            out.append(Baseline(name, result.stats.distinct, None, None))
+        else:
+            graph = recorder.graph()
+            out.append(Baseline(name, result.stats.distinct, digest, _lines_of(graph), graph))
     return out
+
+
+def _successors_digest(model, state, successors) -> bytes:
+    """What `model` answered on `state`: each action, its next state's fingerprint, and the
+    step's observations (`observe`, which the properties read), in order."""
+    h = hashlib.blake2b(digest_size=16)
+    fingerprint = type(model).fingerprint  # the model's own, not a checker's wrapper
+    for a, t in successors:
+        h.update(repr(a).encode())
+        h.update(b"\0")
+        h.update(fingerprint(model, t))
+        h.update(repr(model.observe(state, a)).encode())
+        h.update(b"\1")
+    return h.digest()
+
+
+class _CleanRecorder:
+    """Wraps a clean model's `successors` and `init_states` while the explorer runs it: keeps
+    each expanded state with the digest of its successors, and switches the line coverage so that
+    the lines each expansion executes are attributed to that state (`CleanGraph`)."""
+
+    def __init__(self, model, cov: _LineCoverage) -> None:
+        self.model, self.cov = model, cov
+        self.states: list[bytes] = []
+        self.digests: list[bytes] = []
+        self.by_line: dict[tuple[str, int], list[int]] = {}
+        self.inits: tuple[bytes, ...] = ()
+        self.init_lines: set = set()
+        self.index: dict[bytes, int] = {}
+        successors, init_states, observe = model.successors, model.init_states, model.observe
+        fingerprint = type(model).fingerprint
+
+        def recorded_successors(state):
+            lines: set = set()
+            cov.sink = lines
+            try:
+                out = successors(state)
+            finally:
+                cov.sink = cov.other
+            i = len(self.states)
+            self.states.append(model.encode_state(state))
+            self.digests.append(_successors_digest(model, state, out))
+            self.index.setdefault(fingerprint(model, state), i)
+            for key in lines:
+                self.by_line.setdefault(key, []).append(i)
+            return out
+
+        def recorded_observe(state, action):
+            # A property asks what a step observed; the model answers from the expansion it
+            # cached, or (when a property expanded another state in between) steps again. That
+            # step is the one the expansion of `state` took: its lines are that state's.
+            lines: set = set()
+            previous, cov.sink = cov.sink, lines
+            try:
+                obs = observe(state, action)
+            finally:
+                cov.sink = previous
+            if lines:
+                i = self.index.get(fingerprint(model, state))
+                if i is None:
+                    previous.update(lines)
+                else:
+                    for key in lines:
+                        indices = self.by_line.setdefault(key, [])
+                        if not indices or indices[-1] != i:
+                            indices.append(i)
+            return obs
+
+        def recorded_inits():
+            cov.sink = self.init_lines
+            try:
+                inits = init_states()
+            finally:
+                cov.sink = cov.other
+            self.inits = tuple(model.encode_state(s) for s in inits)
+            return inits
+
+        model.successors = recorded_successors
+        model.init_states = recorded_inits
+        model.observe = recorded_observe
+        # The properties were given the model's `observe` when it was built: give them this one.
+        from kcm.model.invariants import properties_for
+
+        model._properties = properties_for(model.cfg, recorded_observe)
+
+    def graph(self) -> CleanGraph:
+        by_line = {}
+        for key, indices in self.by_line.items():
+            bitmap = 0  # (indices are not always ascending: `recorded_observe` adds late ones)
+            for i in indices:
+                bitmap |= 1 << i
+            by_line[key] = bitmap
+        return CleanGraph(tuple(self.states), tuple(self.digests), by_line, self.inits,
+                          frozenset(self.init_lines), frozenset(self.cov.other))
 
 
 class _LineCoverage:
     """The lines of the mutable files executed while it is active (`sys.settrace`, line events
-    only in frames of those files, so the rest of the explorer runs at nearly full speed)."""
+    only in frames of those files, so the rest of the explorer runs at nearly full speed), as
+    (file, line) pairs added to `sink` (by default `other`; `_CleanRecorder` points it at the set
+    of the state being expanded).
+
+    Why not coverage.py: the baseline needs the lines of each expanded state apart (tens of
+    thousands of "contexts" per config, kept in memory as bitmaps), not one report per run; a
+    tracer limited to six files is thirty lines and costs the clean runs about two seconds."""
 
     def __init__(self) -> None:
         folder = str(model_dir())
         self.files = {str(Path(folder) / f): f for f in MUTABLE_FILES}
-        self.seen: dict[str, set[int]] = {f: set() for f in MUTABLE_FILES}
+        self.other: set[tuple[str, int]] = set()
+        self.sink = self.other
+        self._all: list[set] = []
         self._previous = None
 
     def __enter__(self):
-        files, seen = self.files, self.seen
+        files = self.files
 
-        def local(frame, event, arg, _lines=None):
+        def local(frame, event, arg):
             if event == "line":
-                seen[files[frame.f_code.co_filename]].add(frame.f_lineno)
+                self.sink.add((files[frame.f_code.co_filename], frame.f_lineno))
             return local
 
         def global_(frame, event, arg):
-            if frame.f_code.co_filename in files:
-                seen[files[frame.f_code.co_filename]].add(frame.f_lineno)
+            name = frame.f_code.co_filename
+            if name in files:
+                self.sink.add((files[name], frame.f_lineno))
                 return local
             return None
 
@@ -802,13 +951,125 @@ class _LineCoverage:
     def __exit__(self, *exc) -> None:
         sys.settrace(self._previous)
 
-    def lines(self) -> dict[str, frozenset[int]]:
-        return {f: frozenset(v) for f, v in self.seen.items()}
+
+def _lines_of(g: CleanGraph) -> dict[str, frozenset[int]]:
+    """{file: every line the clean run executed}: of the expansions, the initial states and the rest."""
+    out: dict[str, set[int]] = {f: set() for f in MUTABLE_FILES}
+    for f, n in itertools.chain(g.by_line, g.init_lines, g.other_lines):
+        out[f].add(n)
+    return {f: frozenset(v) for f, v in out.items()}
+
+
+def same_as_clean(loaded: LoadedMutant, cfg, base: Baseline, mutant: Mutant, deadline: float | None = None) -> bool:
+    """Whether the mutant explores `cfg` exactly as the clean model did, decided without a search.
+
+    The mutant's code differs from the clean code only in the lines of `mutant.reach`. On a clean
+    state whose clean expansion never executed those lines, the mutant's expansion takes the same
+    path and gives the same successors and observations (the model is deterministic, over
+    immutable values); so it is enough to run the mutant's `successors` on the clean states where
+    those lines ran (and its `init_states`, if they ran there) and compare. If all agree, induction
+    over the explorer's breadth-first order shows the mutant's run expands the very states of the
+    clean run, with the same edges, observations and property verdicts (the properties and the
+    quiescence test never executed those lines: `other_lines`), so its verdict, state count and
+    fingerprint set are the clean ones. Any difference, an exception, or the deadline: False, and
+    the caller searches as before (so a False never changes an outcome)."""
+    import time
+
+    g = base.graph
+    if g is None or deadline is not None and time.monotonic() > deadline:
+        return False
+    first, last = mutant.reach
+    keys = [(mutant.file, n) for n in range(first, last + 1)]
+    if any(k in g.other_lines for k in keys):
+        return False
+    try:
+        model = loaded.spec.KafkaModel(cfg)
+        if any(k in g.init_lines for k in keys):
+            if tuple(model.encode_state(s) for s in model.init_states()) != g.inits:
+                return False
+        bitmap = 0
+        for k in keys:
+            bitmap |= g.by_line.get(k, 0)
+        # The states to compare, in the explorer's order (the set bits of the bitmap).
+        indices = [i for i, bit in enumerate(reversed(bin(bitmap)[2:])) if bit == "1"] if bitmap else []
+        for checked, i in enumerate(indices, 1):
+            state = model.decode_state(g.states[i])
+            if _successors_digest(model, state, model.successors(state)) != g.successors[i]:
+                return False
+            if deadline is not None and (checked & 63) == 0 and time.monotonic() > deadline:
+                return False
+    except Exception:  # noqa: BLE001 - the search will report what the mutant raises
+        return False
+    return True
 
 
 def run_mutant(mutant: Mutant, configs: list[tuple[str, object]], bases: list[Baseline], budget: Budget,
                sources: Mapping[str, str] | None = None) -> Outcome:
-    """Explore one mutant on each config in turn until one kills it."""
+    """Explore one mutant on each config in turn until one kills it (`_run_mutant`), with its CPU time."""
+    import dataclasses
+    import time
+
+    cpu, started = time.process_time(), time.monotonic()
+    with _Alarm(None if budget.timeout_s is None else budget.timeout_s + _ALARM_GRACE_S):
+        try:
+            outcome = _run_mutant(mutant, configs, bases, budget, sources)
+        except _Overrun:
+            # A step that never returns (a negated retry condition loops forever inside one
+            # event): the cooperative deadline, checked between states, cannot stop it.
+            outcome = Outcome(mutant.id, mutant.file, mutant.line, mutant.operator, TIMED_OUT,
+                              error="a step did not return within the timeout", seconds=time.monotonic() - started)
+    return dataclasses.replace(outcome, cpu=time.process_time() - cpu)
+
+
+#: Seconds past `--timeout` before the alarm interrupts a mutant stuck inside one step.
+_ALARM_GRACE_S = 5.0
+
+
+class _Overrun(BaseException):
+    """Raised by `_Alarm` in the middle of the mutant's code: a BaseException, so that the model's
+    own `except Exception` clauses cannot swallow it."""
+
+
+class _Alarm:
+    """`signal.setitimer` for the main thread (the sequential engine, a Spark Python worker);
+    elsewhere (a thread) nothing, and only the cooperative deadline applies."""
+
+    def __init__(self, seconds: float | None) -> None:
+        import signal
+
+        self.seconds = seconds
+        self.armed = (seconds is not None and hasattr(signal, "setitimer")
+                      and threading.current_thread() is threading.main_thread())
+        self.previous = None
+
+    def __enter__(self):
+        if self.armed:
+            import signal
+
+            def ring(signum, frame):
+                raise _Overrun()
+
+            self.previous = signal.signal(signal.SIGALRM, ring)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.armed:
+            import signal
+
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+
+
+def _run_mutant(mutant: Mutant, configs: list[tuple[str, object]], bases: list[Baseline], budget: Budget,
+                sources: Mapping[str, str] | None = None) -> Outcome:
+    """Explore one mutant on each config in turn until one kills it.
+
+    A config where the clean run never executed the mutated lines is skipped (the mutant explores
+    it exactly as the clean model did); one where the mutant's successors equal the clean ones on
+    every clean state is decided without a search (`same_as_clean`): it passes, with the clean
+    state count and fingerprint set. A mutant skipped on every config is an equivalent suspect,
+    "unreached"; one decided without a search on every config it reaches, an equivalent suspect."""
     import time
 
     started = time.monotonic()
@@ -818,6 +1079,7 @@ def run_mutant(mutant: Mutant, configs: list[tuple[str, object]], bases: list[Ba
     distinct = 0
     same = True
     cut_any = False
+    searched = compared = 0
     try:
         if not any(base.reaches(mutant) for base in bases):
             return Outcome(**common, status=EQUIVALENT, note="unreached", seconds=time.monotonic() - started)
@@ -830,6 +1092,11 @@ def run_mutant(mutant: Mutant, configs: list[tuple[str, object]], bases: list[Ba
         for (name, cfg), base, reach in zip(configs, bases, reached):
             if not reach:
                 continue  # the mutated lines never run here: the exploration is the clean one
+            if not budget.walks and same_as_clean(loaded, cfg, base, mutant, deadline):
+                distinct += base.distinct  # what the search would have found: the clean graph
+                compared += 1
+                continue
+            searched += 1
             try:
                 model = loaded.spec.KafkaModel(cfg)
                 if budget.walks:
@@ -841,12 +1108,13 @@ def run_mutant(mutant: Mutant, configs: list[tuple[str, object]], bases: list[Ba
                 raise
             except Exception as exc:  # noqa: BLE001
                 return Outcome(**common, status=CRASHED, config=name, error=_error(exc), distinct=distinct,
-                               seconds=time.monotonic() - started)
+                               seconds=time.monotonic() - started, searched=searched, compared=compared)
             distinct += result.stats.distinct
             if result.verdict == "violation":
                 v = result.violations[0]
                 return Outcome(**common, status=KILLED, property=v.name, trace_length=v.trace_length, config=name,
-                               distinct=distinct, seconds=time.monotonic() - started)
+                               distinct=distinct, seconds=time.monotonic() - started, searched=searched,
+                               compared=compared)
             if cut:
                 cut_any = True
                 if deadline is not None and time.monotonic() > deadline:
@@ -854,7 +1122,8 @@ def run_mutant(mutant: Mutant, configs: list[tuple[str, object]], bases: list[Ba
                 continue
             same = same and base.digest is not None and (result.stats.distinct, digest) == (base.distinct, base.digest)
         status = TIMED_OUT if cut_any else (EQUIVALENT if same else SURVIVED)
-        return Outcome(**common, status=status, distinct=distinct, seconds=time.monotonic() - started)
+        return Outcome(**common, status=status, distinct=distinct, seconds=time.monotonic() - started,
+                       searched=searched, compared=compared)
     finally:
         if loaded is not None:
             unload(loaded)

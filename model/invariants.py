@@ -947,6 +947,7 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
         Always("BrokersFollowTheLeader", functools.partial(brokers_follow_the_leader, ppt=ppt),
                "holds whenever no healing action is enabled", kind="quiescence"),
     ]
+    props += _full_run_triage_properties(cfg)
     props += _goals(cfg, observe)
     return props
 
@@ -1001,3 +1002,53 @@ def _goals(cfg: ModelConfig, observe) -> list:
                                "a preferred replica election moves the leader"))
     return goals
 
+
+
+# ---- issue 13, the full mutation run's triage (docs/checking.md "Triage of the full run") -----
+
+
+def created_partitions_have_state(s: Cluster, ppt: int = 1) -> bool:
+    """Quiescent under an active controller: every partition assigned in `/brokers/topics/<t>`
+    whose topic is not queued for deletion has its state znode. A new topic's partitions go
+    NewPartition -> OnlinePartition in `onNewPartitionCreation`, which creates
+    `/brokers/topics/<t>/partitions/<p>/state` (`initializeLeaderAndIsrForPartitions`); one left
+    New (no live replica, a failed write) is retried by the next `triggerOnlinePartitionStateChange`
+    or failover, and at quiescence every broker is up
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala onNewPartitionCreation,
+    kafka@2.6.x:core/src/main/scala/kafka/controller/PartitionStateMachine.scala
+    initializeLeaderAndIsrForPartitions)."""
+    if not (quiescent(s) and _settled_under_a_controller(s)):
+        return True
+    zk = s.zk
+    return all(z != NO_ZNODE for p, (assigned, z) in enumerate(zip(zk.assignment, zk.partitions))
+               if assigned and not zk.delete_topics >> (p // ppt) & 1)
+
+
+def preferred_election_znode_consumed_with_leadership(s: Cluster, ppt: int = 1) -> bool:
+    """Settled under an active controller: `/admin/preferred_replica_election` is gone unless it
+    names a partition of a live topic with no state znode. `processReplicaLeaderElection` elects
+    for the partitions named, then `onReplicaElection`'s `finally` deletes the znode and re-puts the
+    event (KAFKA-6146); only the partition without leadership, where `partitionLeadershipInfo(tp).get`
+    throws before the `finally` is reached, leaves it behind (Findings 9, which
+    PreferredElectionZnodeConsumed excuses on every config and so cannot see any other cause)
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+    processReplicaLeaderElection, onReplicaElection)."""
+    if not _settled_under_a_controller(s):
+        return True
+    zk = s.zk
+    if not zk.preferred:
+        return True
+    return any(zk.assignment[p] and zk.partitions[p] == NO_ZNODE for p in range(len(zk.partitions))
+               if zk.preferred >> p & 1)
+
+
+def _full_run_triage_properties(cfg: ModelConfig) -> list:
+    ppt = cfg.partitions
+    return [
+        Always("CreatedPartitionsHaveState", functools.partial(created_partitions_have_state, ppt=ppt),
+               "holds whenever no healing action is enabled", kind="quiescence"),
+        Always("PreferredElectionZnodeConsumedWithLeadership",
+               functools.partial(preferred_election_znode_consumed_with_leadership, ppt=ppt),
+               "/admin/preferred_replica_election is gone once settled, unless it names a partition "
+               "without leadership (Findings 9)", kind="settled"),
+    ]

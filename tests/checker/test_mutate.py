@@ -128,6 +128,9 @@ def test_deleting_the_epoch_fence_is_killed_by_zk_writes_fenced(mutants):
     m = pick(mutants, "delete-effect", "w.check_epoch(self.me, self.epoch)", "delete_isr_change_notifications")
     o = M.run_mutant(m, cfgs, bases, budget)
     assert (o.status, o.property, o.trace_length, o.config) == (M.KILLED, "ZkWritesFenced", 12, "move")
+    # its successors differ from the clean ones somewhere: it was searched, not decided by comparison
+    assert (o.searched, o.compared) == (1, 0)
+    assert not M.same_as_clean(M.load(m.source, m.file), cfgs[0][1], bases[0], m)
 
 
 def test_swapping_independent_context_updates_is_an_equivalent_suspect(mutants, tiny):
@@ -135,6 +138,51 @@ def test_swapping_independent_context_updates_is_an_equivalent_suspect(mutants, 
     m = pick(mutants, "swap-effects", "self.adding = list(zk.adding)", "self.removing = list(zk.removing)")
     o = M.run_mutant(m, cfgs, bases, M.Budget())
     assert (o.status, o.note, o.distinct) == (M.EQUIVALENT, None, bases[0].distinct)
+    # decided without a search: its successors and observations equal the clean ones on every
+    # clean state where the swapped lines run
+    assert (o.searched, o.compared) == (0, 1)
+
+
+def test_without_the_comparison_the_search_gives_the_same_equivalent_outcome(mutants, tiny):
+    # The comparison is exact: the same mutant searched (the baseline without its clean graph)
+    # gives the same row, state count and fingerprint set included.
+    import dataclasses
+
+    cfgs, bases = tiny
+    m = pick(mutants, "swap-effects", "self.adding = list(zk.adding)", "self.removing = list(zk.removing)")
+    searched = M.run_mutant(m, cfgs, [dataclasses.replace(bases[0], graph=None)], M.Budget())
+    assert (searched.searched, searched.compared) == (1, 0)
+    assert searched.row() == M.run_mutant(m, cfgs, bases, M.Budget()).row()
+
+
+def test_the_clean_model_equals_its_own_graph_on_every_state(tiny):
+    # The clean graph's states and digests, replayed through a fresh copy of the clean model
+    # (decoded states, a separate package): every state's successors and observations agree.
+    import dataclasses
+
+    cfgs, bases = tiny
+    g = bases[0].graph
+    assert len(g.states) >= bases[0].distinct == 10_294 and len(g.successors) == len(g.states)
+    assert not g.other_lines  # the properties and quiescence run none of the mutable lines
+    everything = dataclasses.replace(g, by_line={("controller.py", 1): (1 << len(g.states)) - 1},
+                                     init_lines=frozenset({("controller.py", 1)}))
+    probe = M.Mutant("controller:1:x:0", "controller.py", 1, "x", 0, "", "", "", (1, 1))
+    clean = M.load(None, None)
+    try:
+        assert M.same_as_clean(clean, cfgs[0][1], dataclasses.replace(bases[0], graph=everything), probe)
+    finally:
+        M.unload(clean)
+
+
+def test_a_mutant_unreached_on_one_config_is_skipped_there_only(mutants, tiny):
+    cfgs, bases = tiny
+    reassign = [("m-reassign", config.load(None, REPO / "bench/mutation/m-reassign.toml")[1])]
+    rbases = M.baselines(reassign, M.Budget())
+    m = pick(mutants, "delete-effect", "self.update_replica_assignment(p)")  # tiny has no reassignment
+    assert not bases[0].reaches(m) and rbases[0].reaches(m)
+    o = M.run_mutant(m, cfgs + reassign, bases + rbases, M.Budget())
+    assert o.searched + o.compared == 1  # m-reassign only
+    assert (o.status, o.config) == (M.KILLED, "m-reassign")
 
 
 def test_a_mutant_that_raises_is_reported_as_crashed(mutants, tiny):
@@ -240,7 +288,7 @@ def test_text_report_lists_survivors_with_diff_and_hint(mutants):
 def test_the_time_budget_times_a_mutant_out_instead_of_raising(mutants, tiny):
     cfgs, bases = tiny
     m = pick(mutants, "swap-effects", "self.adding = list(zk.adding)", "self.removing = list(zk.removing)")
-    assert M.run_mutant(m, cfgs, bases, M.Budget(timeout_s=0.05)).status == M.TIMED_OUT
+    assert M.run_mutant(m, cfgs, bases, M.Budget(timeout_s=0.0)).status == M.TIMED_OUT
 
 
 def test_random_walks_kill_but_never_call_a_mutant_equivalent(mutants):
@@ -256,3 +304,17 @@ def test_random_walks_kill_but_never_call_a_mutant_equivalent(mutants):
     assert M.run_mutant(fence, cfgs, bases, budget).row() == killed.row()  # seeded: the same walks
     swap = pick(mutants, "swap-effects", "self.adding = list(zk.adding)", "self.removing = list(zk.removing)")
     assert M.run_mutant(swap, cfgs, bases, budget).status == M.SURVIVED
+
+
+def test_a_step_that_never_returns_is_timed_out_by_the_alarm(mutants, tiny):
+    # Negating "the reply was lost" makes every ZooKeeper write look lost: the controller's retry
+    # loop never ends inside one event, where the cooperative deadline (between states) cannot
+    # stop it; the alarm does, one grace period after the timeout.
+    cfgs, bases = tiny
+    m = pick(mutants, "negate-guard", "negate `self.w.reply_lost(self.me)`")
+    assert m.file == "state_machines.py"
+    with pytest.raises(M._Overrun):  # no cooperative deadline here: only the alarm can stop it
+        with M._Alarm(2.0):
+            M._run_mutant(m, cfgs, bases, M.Budget())
+    # through run_mutant: timed out (by the alarm, or by the deadline if the loop comes late)
+    assert M.run_mutant(m, cfgs, bases, M.Budget(timeout_s=0.5)).status == M.TIMED_OUT

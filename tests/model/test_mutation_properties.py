@@ -22,6 +22,8 @@ from kcm.model.invariants import (
     controlled_shutdown_elects_another,
     controlled_shutdown_leaves_broker_clean,
     controlled_shutdown_retried_only_with_partitions_left,
+    created_partitions_have_state,
+    preferred_election_znode_consumed_with_leadership,
     failed_broker_replicas_offline,
     deleted_topic_leaves_no_replica,
     new_partition_from_live_replicas,
@@ -40,7 +42,8 @@ SUITE = Path(__file__).parents[2] / "bench" / "mutation"
 NEW = ["CacheMatchesZk", "ElectionRuleConformance", "ReplicaStatesMatchLiveness", "BrokersFollowTheLeader",
        "PreferredElectionMovesLeader", "OfflineElectionForOfflineLeader", "NewPartitionFromLiveReplicas",
        "ControlledShutdownLeavesBrokerClean", "DeletedTopicLeavesNoReplica", "ControlledShutdownElectsAnother",
-       "ControlledShutdownRetriedOnlyWithPartitionsLeft", "FailedBrokerReplicasOffline", "ReassignmentSetsDisjoint"]
+       "ControlledShutdownRetriedOnlyWithPartitionsLeft", "FailedBrokerReplicasOffline", "ReassignmentSetsDisjoint",
+       "CreatedPartitionsHaveState", "PreferredElectionZnodeConsumedWithLeadership"]
 
 
 @pytest.fixture(scope="module")
@@ -228,6 +231,32 @@ def test_deleted_topic_leaves_no_replica(calm) -> None:
     emptied = with_replica(with_replica(gone, 0, 0, NO_REPLICA), 1, 0, NO_REPLICA)
     assert deleted_topic_leaves_no_replica(calm, a, emptied)
     assert not deleted_topic_leaves_no_replica(calm, a, with_replica(gone, 0, 0, NO_REPLICA))
+
+
+def test_created_partitions_have_state(calm) -> None:
+    # The full run's triage: a created topic's partition never got its state znode
+    # (`controller:617` / `controller:619`, onNewPartitionCreation's state changes deleted).
+    assert created_partitions_have_state(calm)
+    missing = calm._replace(zk=calm.zk._replace(partitions=(NO_ZNODE,)))
+    assert not created_partitions_have_state(missing)
+    # a topic queued for deletion is the deletion's business; an unassigned partition has no znode
+    assert created_partitions_have_state(missing._replace(zk=missing.zk._replace(delete_topics=1)))
+    assert created_partitions_have_state(missing._replace(zk=missing.zk._replace(assignment=((),))))
+    # judged only at quiescence: with a broker down, a creation may wait for it
+    assert created_partitions_have_state(with_broker(missing, 1, up=False))
+
+
+def test_preferred_election_znode_consumed_with_leadership(calm) -> None:
+    # The full run's triage: the admin znode left behind by a controller that never ran the
+    # election (`controller:499`, `:496`, `:486`, `:507`, `:255`), which PreferredElectionZnodeConsumed
+    # cannot see because Findings 9 excuses it everywhere.
+    assert preferred_election_znode_consumed_with_leadership(calm)
+    pending = calm._replace(zk=calm.zk._replace(preferred=1))
+    assert not preferred_election_znode_consumed_with_leadership(pending)
+    # Findings 9: a named partition of a live topic without a state znode keeps the znode in 2.6
+    assert preferred_election_znode_consumed_with_leadership(pending._replace(zk=pending.zk._replace(partitions=(NO_ZNODE,))))
+    # judged only when settled under an active controller
+    assert preferred_election_znode_consumed_with_leadership(with_broker(pending, 0, active=False))
 
 
 # ---- the clean model ------------------------------------------------------------------------
