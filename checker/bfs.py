@@ -371,7 +371,7 @@ class _Explorer:
     def _step_props_judging(self, kind: type) -> tuple:
         """The step properties that may fail on a step of action type `kind`, in `step_props` order."""
         props = self.step_props_of[kind] = tuple(
-            p for p in self.step_props if p.judges is None or kind in p.judges)
+            p for p in self.step_props if p.may_fail_on(kind))
         return props
 
     def _goal_met(self, goal: Sometimes, trace: Trace) -> None:

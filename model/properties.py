@@ -71,6 +71,10 @@ class AlwaysStep(Generic[State, Action]):
     #: The action kinds whose steps this invariant can fail on; None: every kind.
     judges: tuple[type, ...] | None = None
 
+    def may_fail_on(self, kind: type) -> bool:
+        """Whether a step of action type `kind` can fail this invariant (`judges`)."""
+        return self.judges is None or kind in self.judges
+
 
 @dataclass(frozen=True)
 class Sometimes(Generic[State, Action]):

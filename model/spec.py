@@ -22,7 +22,6 @@ import functools
 import hashlib
 import itertools
 import marshal
-import math
 from collections.abc import Iterable
 
 from kcm.model import broker as broker_side
@@ -71,7 +70,7 @@ from kcm.model.invariants import properties_for, quiescent
 from kcm.model.known_loops import KNOWN_LOOPS
 from kcm.model.placement import placements
 from kcm.model.properties import Model
-from kcm.model.symmetry import representative, representative_in, symmetry_group
+from kcm.model.symmetry import representative
 from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE
 from kcm.model.variants import flags_for
 from kcm.model.world import NoEffect, Overflow, World
@@ -588,11 +587,8 @@ class KafkaModel(Model):
         self.flags = flags_for(cfg.variant)
         self.name = f"kafka-2.6-controller{'/' + cfg.variant if cfg.variant else ''}"
         # Creation chooses among placements closed under renaming (model/placement.py), so every
-        # renaming is a symmetry.
-        self.symmetry_group = symmetry_group(cfg.brokers, ())
-        #: Symmetry is on when asked for and some renaming besides the identity is allowed.
-        self.has_symmetry = symmetry and len(self.symmetry_group) > 1
-        self._full_group = len(self.symmetry_group) == math.factorial(cfg.brokers)
+        # renaming is a symmetry: symmetry is on when asked for and there are two brokers to swap.
+        self.has_symmetry = symmetry and cfg.brokers > 1
         self._fp_cache: dict = {}
         self._fp_by_id: dict = {}
         self._inits: tuple[Cluster, ...] | None = None
@@ -690,11 +686,7 @@ class KafkaModel(Model):
         return fp
 
     def representative(self, state: Cluster) -> Cluster:
-        if not self.has_symmetry:
-            return state
-        if self._full_group:
-            return representative(state)
-        return representative_in(state, self.symmetry_group)
+        return representative(state) if self.has_symmetry else state
 
     def is_terminal(self, state: Cluster) -> bool:
         return quiescent(state)

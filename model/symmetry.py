@@ -37,15 +37,14 @@ made the reduction 1.00x:
   Kafka's `AdminUtils` can produce (model/placement.py), a set closed under renaming, and the
   topics that exist at the start may sit on any of them (`spec.init_states`).
 
-So every renaming is a symmetry of the model (`KafkaModel.symmetry_group` is all of S_n) and the
-sort-based representative applies. `symmetry_group` and `representative_in` (the minimum over a
-subgroup) remain for a rule that would fix some brokers again.
+So every renaming is a symmetry of the model (the group is all of S_n) and the sort-based
+representative applies. A rule that fixed some brokers again would need the minimum over a
+subgroup instead (the renamings that keep what it fixes), as this module had before.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable
 
 from kcm.model.cluster import (
     NO_ZNODE,
@@ -301,24 +300,6 @@ def _signature(state: Cluster, b: int):
     return (_roles(zk.assignment, b), epoch == 0, epoch, br.epoch, br.up, br.connected, br.active, br.ctx.epoch,
             zk.controller == b, len(br.queue), br.controller_epoch, br.metadata_epoch, br.shutdown, br.shutdown_tries,
             tuple(r.leader_epoch for r in br.replicas), bool(zk.session >> b & 1))
-
-
-def symmetry_group(n: int, fixed: Iterable[tuple[int, ...]]) -> tuple[tuple[int, ...], ...]:
-    """The renamings of `n` brokers (identity first) that map each assignment in `fixed` to itself,
-    keeping its order (its head is the preferred leader)."""
-    fixed = [a for a in fixed if a]
-    return tuple(pi for pi in itertools.permutations(range(n))
-                 if all(tuple(pi[b] for b in a) == a for a in fixed))
-
-
-def representative_in(state: Cluster, group: tuple[tuple[int, ...], ...]) -> Cluster:
-    """The smallest member of `state`'s orbit under `group` (a subgroup, identity first)."""
-    best = state
-    for pi in group[1:]:
-        candidate = permute(state, pi)
-        if candidate < best:
-            best = candidate
-    return best
 
 
 #: (assignment, brokers) -> the renaming the assignment alone fixes (the representative's fast

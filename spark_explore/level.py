@@ -244,7 +244,7 @@ def expand_partition(task: LevelTask, report: Callable[[list], None], index: int
                 first_seen[kind] = key
             judged = steps_of.get(type(a))
             if judged is None:
-                judged = steps_of[type(a)] = [(i, p) for i, p in steps if p.judges is None or type(a) in p.judges]
+                judged = steps_of[type(a)] = [(i, p) for i, p in steps if p.may_fail_on(type(a))]
             for i, p in judged:
                 if p.name not in step_events and not p.holds(s, a, t):
                     step_events[p.name] = (key, STEP, i)
