@@ -48,6 +48,8 @@ def _terminate_like_interrupt(signum, frame) -> None:
     handler = signal.getsignal(signal.SIGINT)
     if callable(handler):
         handler(signal.SIGINT, frame)
+    if getattr(handler, "defers", False):  # a Spark exploration stops between its py4j calls
+        return                             # (kcm.spark_explore.interrupts)
     raise KeyboardInterrupt
 
 

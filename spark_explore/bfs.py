@@ -48,8 +48,9 @@ reported at the initial states, after each level and at the end, with TLC's line
 Lineage and restarts. Every `checkpoint_every` levels the level RDD is checkpointed (lineage cut,
 reliable, partitioner kept) and, with `checkpoint_dir`, a snapshot is written that a later run
 resumes from with `resume_from` (`checkpoint.py`). A resumed run ends with the same result as one
-never stopped. An interruption (Ctrl-C) cancels the level's jobs and returns what the completed
-levels found, with the verdict "incomplete", like the sequential explorer.
+never stopped. An interruption (Ctrl-C, SIGTERM) cancels the level's jobs and returns what the completed
+levels found, with the verdict "incomplete", like the sequential explorer; it is deferred to
+between Spark calls, so that no py4j call is cut in half (`interrupts.py`).
 
 Spark figures per level (`LevelFigures`, in `result.extra["spark"]["levels"]` and through
 `on_level`): states expanded, candidates shuffled, new states, shuffle bytes written and read
@@ -80,6 +81,7 @@ from kcm.model.properties import Always, AlwaysStep, Model, Sometimes
 from kcm.spark_explore import checkpoint as snapshots
 from kcm.spark_explore.codec import state_codec
 from kcm.spark_explore.fpset import FingerprintSet
+from kcm.spark_explore.interrupts import DeferredInterrupt, Interrupted
 from kcm.spark_explore.level import (
     DEADLOCK_PHASE, EXPAND, MERGE, LevelTask, SummaryList, expand_partition, fingerprint_function,
     merge_partition, owner_of,
@@ -241,6 +243,8 @@ class _SparkExplorer:
         self.group = ""
         #: Where the level's tasks put their summaries (see `level.SummaryList`).
         self.summaries = self.sc.accumulator([], SummaryList())
+        #: Ctrl-C: cancels the level's job group and stops between Spark calls (`interrupts.py`).
+        self.interrupt = DeferredInterrupt(lambda: self.sc.cancelJobGroup(self.group) if self.group else None)
 
     def options_key(self) -> tuple:
         """The options a snapshot must share with the run that resumes it."""
@@ -252,25 +256,35 @@ class _SparkExplorer:
         if self.opts.checkpoint_every and not self.sc.getCheckpointDir():
             raise UsageError("the Spark context has no checkpoint directory; create the session "
                              "with kcm.spark_explore.session.spark_session or call setCheckpointDir")
-        try:
-            if self.opts.resume_from:
-                self._resume(self.opts.resume_from)
-            else:
-                self._start()
-            self._search()
-        except _Stop:
-            pass
-        except KeyboardInterrupt:
-            self.reason = "interrupted"
-            self.queue = self.frontier
-            if self.group:
-                self.sc.cancelJobGroup(self.group)
-        finally:
-            for rdd in self.cached:
-                rdd.unpersist()
-            self.summaries.value = []
-            self.sc.setLocalProperty("spark.jobGroup.id", None)
+        with self.interrupt.installed():
+            try:
+                if self.opts.resume_from:
+                    self._resume(self.opts.resume_from)
+                else:
+                    self._start()
+                self._search()
+            except _Stop:
+                pass
+            except (KeyboardInterrupt, Interrupted):
+                self.reason = "interrupted"
+                self.queue = self.frontier
+                self._quietly(lambda: self.sc.cancelJobGroup(self.group) if self.group else None)
+            finally:
+                # After an interrupt the gateway may refuse these; what the run found stands.
+                for rdd in self.cached:
+                    self._quietly(rdd.unpersist)
+                self.summaries.value = []
+                self._quietly(lambda: self.sc.setLocalProperty("spark.jobGroup.id", None))
         return self._result()
+
+    def _quietly(self, call: Callable[[], object]) -> None:
+        if not self.interrupt.requested.is_set():
+            call()
+            return
+        try:
+            call()
+        except Exception:  # noqa: BLE001 - py4j errors after a cancelled job say nothing new
+            pass
 
     def _start(self) -> None:
         """Level 0 on the driver, exactly as the sequential explorer does it."""
@@ -352,6 +366,7 @@ class _SparkExplorer:
             records.persist(StorageLevel.MEMORY_AND_DISK)
             records.count()
         except Exception as exc:  # noqa: BLE001 - py4j and Spark errors share no base class worth naming
+            self.interrupt.check()
             # Spark's log stays off: the job's other tasks are still failing, and each would log.
             raise UsageError(f"--resume: the snapshot in '{path}' cannot be read ({_cause(exc)}); "
                              "remove that level folder to resume from the one before, or start again") from None
@@ -366,6 +381,7 @@ class _SparkExplorer:
     # ---- one level -----------------------------------------------------------------------------
 
     def _expand_level(self) -> None:
+        self.interrupt.check()
         sc, P = self.sc, self.partitions
         task = LevelTask(
             self.spec, self.symmetric, tuple(p.name for p in self.always),
@@ -386,7 +402,13 @@ class _SparkExplorer:
         self.summaries.value = []
         # The level's one action, run by the JVM: it fills the cache, and the summaries come back
         # through the accumulator, so no Python task reads the records again to collect them.
-        merged._jrdd.count()
+        self.interrupt.check()
+        try:
+            merged._jrdd.count()
+        except Exception:
+            self.interrupt.check()  # the job failed because Ctrl-C cancelled it
+            raise
+        self.interrupt.check()  # the level is dropped: the run reports the levels before it
         expanded_summaries, summaries = self._level_summaries(task.level)
         seconds = time.monotonic() - started
         shuffle = job_group_figures(sc, self.group)

@@ -250,3 +250,48 @@ def test_interrupted_run_resumes_from_its_snapshot(spark, tmp_path):
         explore_spark(spark, toy("two_phase", 4), partitions=2, resume_from=folder)
     with pytest.raises(UsageError, match="no complete snapshot"):
         explore_spark(spark, spec, resume_from=str(tmp_path / "empty"))
+
+
+# ---- Ctrl-C wherever it lands --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("landing", ["between calls", "20 ms later", "during a job"])
+def test_a_sigint_anywhere_in_a_level_ends_the_run_as_interrupted(spark, landing, caplog):
+    """A real SIGINT sent to the driver's main thread: from the progress callback (it lands between
+    two Spark calls), 20 ms after a level (most likely while the next level's RDDs are built, inside
+    py4j), or once the status tracker shows the level's job running. Wherever it lands, the run
+    ends with reason "interrupted" at a level it completed, and the Spark context still works.
+    Before the interrupt was deferred, a SIGINT inside a py4j call broke the gateway connection and
+    the cleanup's `cancelJobGroup` raised `Py4JNetworkError`; py4j logs every call cut in half."""
+    import logging
+    import signal
+    import threading
+    import time
+
+    main = threading.main_thread().ident
+    sc = spark.sparkContext
+
+    def send_when_a_job_runs() -> None:
+        deadline = time.monotonic() + 30
+        while not sc.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
+            time.sleep(0.002)
+        signal.pthread_kill(main, signal.SIGINT)
+
+    def interrupt_after_level_4(progress):
+        if progress.phase != "level" or progress.level != 4:
+            return
+        if landing == "between calls":
+            signal.pthread_kill(main, signal.SIGINT)
+        elif landing == "20 ms later":
+            threading.Timer(0.02, signal.pthread_kill, (main, signal.SIGINT)).start()
+        else:
+            threading.Thread(target=send_when_a_job_runs, daemon=True).start()
+
+    caplog.set_level(logging.INFO, logger="py4j")
+    spec, before = toy("grid", 6), signal.getsignal(signal.SIGINT)
+    result = explore_spark(spark, spec, partitions=2, progress=interrupt_after_level_4)
+    assert (result.verdict, result.reason) == ("incomplete", "interrupted")
+    assert 3 <= result.stats.depth <= 6   # what the completed levels found, not a partial level
+    assert not [r.getMessage() for r in caplog.records if r.name.startswith("py4j") and "Error while" in r.getMessage()]
+    assert signal.getsignal(signal.SIGINT) is before   # the explorer's handler is gone
+    assert signature(explore_spark(spark, spec, partitions=2)) == signature(explore(spec.build()))
