@@ -37,6 +37,8 @@ def _configs(presets, config_files) -> list[tuple[str, object]]:
               help=f"Mutate only these model files (repeatable; default: {', '.join(M.MUTABLE_FILES)}).")
 @click.option("--operators", "operators", multiple=True, metavar="OP",
               help=f"Use only these operators (repeatable; default: {', '.join(M.OPERATORS)}).")
+@click.option("--mutant", "ids", multiple=True, metavar="ID",
+              help="Only the mutant with this id (repeatable; see --list).")
 @click.option("--sample", type=click.IntRange(min=1), default=None, help="Run this many mutants, picked with --seed.")
 @click.option("--seed", type=int, default=0, show_default=True, help="The seed of --sample and --walks.")
 @click.option("--max-states", type=click.IntRange(min=1), default=None,
@@ -55,7 +57,7 @@ def _configs(presets, config_files) -> list[tuple[str, object]]:
               help="Write JUnit XML here (one test case per mutant).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write the report (mutation.json, mutation.txt) and each survivor's diff here.")
-def command(presets, config_files, engine, master, files, operators, sample, seed, max_states, timeout, walks, depth,
+def command(presets, config_files, engine, master, files, operators, ids, sample, seed, max_states, timeout, walks, depth,
             min_score, list_only, json_file, junit_file, out) -> int:
     """Grade the properties by mutation: seed one small fault at a time into the model's
     controller and brokers, explore each mutant like `kcm explore`, and report which the
@@ -76,6 +78,13 @@ def command(presets, config_files, engine, master, files, operators, sample, see
     configs = _configs(presets, config_files)
     sources = M.read_sources()
     generated = M.generate(sources, files or None, operators or None)
+    generated_count = len(generated)
+    if ids:
+        known = {m.id for m in generated}
+        missing = [i for i in ids if i not in known]
+        if missing:
+            raise UsageError(f"--mutant: no mutant '{missing[0]}' in the current sources (see 'kcm mutate --list')")
+        generated = [m for m in generated if m.id in set(ids)]
     mutants = M.sample(generated, sample, seed)
     if list_only:
         for m in mutants:
@@ -120,7 +129,7 @@ def command(presets, config_files, engine, master, files, operators, sample, see
     if any(o.status == M.TIMED_OUT for o in outcomes):
         complete = False
     doc = mutation_report.build(mutants, outcomes, configs=names, bases=bases, engine=engine, seed=seed,
-                                sample=sample, budget=budget, generated=len(generated),
+                                sample=sample, budget=budget, generated=generated_count,
                                 duration_s=time.perf_counter() - started, complete=complete)
     lines = mutation_report.text(doc)
     for line in lines:
