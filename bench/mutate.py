@@ -13,7 +13,8 @@ equal the clean model's on every clean state where its lines run is decided with
 Prints the wall time, the CPU time (the driver's, plus every mutant's as its process measured it:
 on Spark the tasks run in worker processes), the score and the tables, then the same as Markdown
 rows that paste into docs/benchmarks.md; writes the report to --out (default kcm-out/mutation).
-The triage in docs/checking.md is written by hand from it.
+The triage of the survivors is written by hand, one TOML file per mutated source file, in
+`bench/mutation/triage/` (checker/mutation_triage.py), and joined to the report.
 
     .venv/bin/python bench/mutate.py                       # Spark local[2], every mutant
     .venv/bin/python bench/mutate.py --engine local --sample 100
@@ -53,7 +54,8 @@ def main() -> int:
     for name in SUITE:
         folder = REPO_ROOT / ("kcm/presets" if name == "tiny" else "bench/mutation")
         argv += ["--config", str(folder / f"{name}.toml")]
-    argv += ["--engine", args.engine, "--seed", str(args.seed), "--timeout", str(args.timeout), "--out", args.out]
+    argv += ["--engine", args.engine, "--seed", str(args.seed), "--timeout", str(args.timeout), "--out", args.out,
+             "--triage", str(REPO_ROOT / "bench/mutation/triage")]
     if args.max_states:
         argv += ["--max-states", str(args.max_states)]
     if args.engine == "spark":
@@ -77,6 +79,11 @@ def main() -> int:
           f"decided {sum(e.get('compared', 0) for e in doc['mutants'])} without a search")
     print()
     print("\n".join(markdown_table(doc)))
+    if "triage" in doc:
+        t = doc["triage"]
+        print(f"\nTriage: {sum(t['explained'].values())} explained {t['explained']}, "
+              f"{len(t['unexplained'])} unexplained, {len(t['stale'])} stale; "
+              f"score after triage {t['score_after_triage']:.1%}")
     return code
 
 

@@ -7,7 +7,9 @@ outcome; survivors and timed-out mutants also carry their diff and a hint of the
 that could catch them (`kcm.checker.mutate.hint`).
 
 JUnit XML has one test case per mutant: a survivor or a timed-out mutant fails (the hint is the
-message), an equivalent suspect is skipped, a killed or crashed one passes.
+message) unless the triage explains it, an equivalent suspect or an explained survivor is
+skipped (the reason is the message), a killed or crashed one passes. With a triage
+(`mutation_triage.py`) the report also carries each survivor's explanation and the triage counts.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kcm import KAFKA_VERSION, __version__
+from kcm.checker import mutation_triage
 from kcm.checker.mutate import (
     CRASHED, EQUIVALENT, KILLED, STATUSES, SURVIVED, TIMED_OUT, Baseline, Budget, Mutant, Outcome, hint, score,
     tally,
@@ -89,24 +92,34 @@ def text(doc: dict[str, Any]) -> list[str]:
         "",
         *_table("operator", doc["by_operator"]),
     ]
+    triage = mutation_triage.text(doc)
+    if triage:
+        lines += ["", *triage]
     for e in doc["mutants"]:
         if e["status"] in (SURVIVED, TIMED_OUT):
-            lines += ["", f"{e['status'].upper()} {e['id']}: {e['description']}", f"  hint: {e['hint']}",
-                      *("  " + x for x in e["diff"].rstrip("\n").splitlines())]
+            lines += ["", f"{e['status'].upper()} {e['id']}: {e['description']}", f"  hint: {e['hint']}"]
+            if "triage" in e:
+                lines.append(f"  triage: {e['triage']['verdict']}: {e['triage']['reason']}")
+            lines += ["  " + x for x in e["diff"].rstrip("\n").splitlines()]
     return lines
 
 
 def junit(doc: dict[str, Any]) -> ET.Element:
     suites = ET.Element("testsuites", name="kcm mutate")
     mutants = doc["mutants"]
-    failures = sum(e["status"] in (SURVIVED, TIMED_OUT) for e in mutants)
-    skipped = sum(e["status"] == EQUIVALENT for e in mutants)
+    explained = [e.get("triage", {}).get("verdict", "open") != "open" for e in mutants]
+    failures = sum(e["status"] in (SURVIVED, TIMED_OUT) and not x for e, x in zip(mutants, explained))
+    skipped = sum(e["status"] == EQUIVALENT or (e["status"] in (SURVIVED, TIMED_OUT) and x)
+                  for e, x in zip(mutants, explained))
     s = ET.SubElement(suites, "testsuite", name="mutants", tests=str(len(mutants)), failures=str(failures),
                       skipped=str(skipped))
     for e in mutants:
         case = ET.SubElement(s, "testcase", classname=f"kcm.mutants.{e['file'][:-3]}.{e['operator']}", name=e["id"],
                              time=f"{e['seconds']:.3f}")
-        if e["status"] == SURVIVED:
+        explained = e.get("triage", {}).get("verdict", "open") != "open"
+        if e["status"] in (SURVIVED, TIMED_OUT) and explained:  # a reviewer's argument stands in for a kill
+            ET.SubElement(case, "skipped", message=f"{e['status']}, triaged {e['triage']['verdict']}: {e['triage']['reason']}")
+        elif e["status"] == SURVIVED:
             ET.SubElement(case, "failure", message=f"survived: {e['hint']}").text = e["diff"]
         elif e["status"] == TIMED_OUT:
             ET.SubElement(case, "failure", message="timed out").text = e["diff"]

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from kcm import config
 from kcm.checker import mutate as M
-from kcm.checker import mutation_report
+from kcm.checker import mutation_report, mutation_triage
 from kcm.checker.report import write_json, write_junit
 from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, UsageError, check_writable_dir
 from kcm.exploration import ENGINES, start_spark
@@ -48,6 +48,8 @@ def _configs(presets, config_files) -> list[tuple[str, object]]:
 @click.option("--walks", type=click.IntRange(min=1), default=None,
               help="Random walks per config instead of exhaustive search (big presets; finds, never proves).")
 @click.option("--depth", type=click.IntRange(min=1), default=50, show_default=True, help="With --walks: steps per walk.")
+@click.option("--triage", "triage_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
+              help="Join the hand-written triage of survivors in DIR/*.toml (bench/mutation/triage for the suite).")
 @click.option("--min-score", type=click.FloatRange(0, 1), default=None,
               help="Exit 1 when the mutation score is below this (0..1).")
 @click.option("--list", "list_only", is_flag=True, help="List the mutants (id and description) and exit.")
@@ -58,7 +60,7 @@ def _configs(presets, config_files) -> list[tuple[str, object]]:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write the report (mutation.json, mutation.txt) and each survivor's diff here.")
 def command(presets, config_files, engine, master, files, operators, ids, sample, seed, max_states, timeout, walks, depth,
-            min_score, list_only, json_file, junit_file, out) -> int:
+            triage_dir, min_score, list_only, json_file, junit_file, out) -> int:
     """Grade the properties by mutation: seed one small fault at a time into the model's
     controller and brokers, explore each mutant like `kcm explore`, and report which the
     properties kill and which survive (with their diffs).
@@ -78,7 +80,8 @@ def command(presets, config_files, engine, master, files, operators, ids, sample
     configs = _configs(presets, config_files)
     sources = M.read_sources()
     generated = M.generate(sources, files or None, operators or None)
-    generated_count = len(generated)
+    generated_count, every_mutant = len(generated), generated
+    triage = mutation_triage.load(triage_dir) if triage_dir is not None else None
     if ids:
         known = {m.id for m in generated}
         missing = [i for i in ids if i not in known]
@@ -131,6 +134,8 @@ def command(presets, config_files, engine, master, files, operators, ids, sample
     doc = mutation_report.build(mutants, outcomes, configs=names, bases=bases, engine=engine, seed=seed,
                                 sample=sample, budget=budget, generated=generated_count,
                                 duration_s=time.perf_counter() - started, complete=complete)
+    if triage is not None:
+        mutation_triage.apply(doc, triage, every_mutant)
     lines = mutation_report.text(doc)
     for line in lines:
         console.print(line, markup=False)
