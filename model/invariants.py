@@ -948,6 +948,9 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
                "holds whenever no healing action is enabled", kind="quiescence"),
     ]
     props += _full_run_triage_properties(cfg)
+    props += __import__("kcm.model.props_sm_replica_states", fromlist=["properties"]).properties(cfg)
+    props += __import__("kcm.model.props_sm_deletion", fromlist=["properties"]).properties(cfg, observe)
+    props += __import__("kcm.model.props_sm_leader_isr", fromlist=["properties"]).properties(cfg)
     props += _goals(cfg, observe)
     return props
 

@@ -1,0 +1,50 @@
+"""The leader's own ISR and zkVersion agree with ZooKeeper (issue 13, the broker-side triage).
+
+In Kafka 2.6 (ZooKeeper era) the partition leader changes the ISR itself: `Partition.expandIsr` /
+`shrinkIsr` write the state znode conditionally on the zkVersion the leader caches
+(`updateIsr` -> `ReplicationUtils.updateLeaderAndIsr`), and on success record the new ISR and
+the new zkVersion (`isrState = ...`, `zkVersion = newVersion`,
+kafka@2.6.x:core/src/main/scala/kafka/cluster/Partition.scala `updateIsr`); every write of the
+controller bumps the leader epoch and reaches the leader as a LeaderAndIsr carrying the ISR and
+zkVersion written (`makeLeader`). So once the cluster is quiescent, the broker that the state
+znode names as leader, holding the partition at the znode's leader epoch, caches exactly the
+znode's ISR and zkVersion. A leader whose zkVersion is stale fails every later ISR change with
+BADVERSION (it can neither shrink out a dead follower nor take a caught-up one back) until the
+controller happens to send it a new leader epoch.
+
+The older properties compared ZooKeeper with the controller's cache (CacheMatchesZk) and the
+brokers' leader and leader epoch with the znode (BrokersFollowTheLeader), never the leader's ISR
+state. Topics queued for deletion are not judged: the controller does not tell their replicas
+about its ISR removals (ReplicaStateMachine.scala, case OfflineReplica), and they are being
+stopped.
+"""
+
+from __future__ import annotations
+
+from kcm.model.cluster import NO_ZNODE, NONE, Cluster
+from kcm.model.properties import Always
+
+
+def leader_isr_matches_zk(s: Cluster, ppt: int = 1) -> bool:
+    """Quiescent: the znode's leader, at the znode's leader epoch, caches the znode's ISR and zkVersion."""
+    from kcm.model.invariants import quiescent   # invariants imports this module when it registers it
+
+    if not quiescent(s):
+        return True
+    zk = s.zk
+    for p, z in enumerate(zk.partitions):
+        if z == NO_ZNODE or z.leader == NONE or zk.delete_topics >> (p // ppt) & 1:
+            continue
+        r = s.brokers[z.leader].replicas[p]
+        if r.leader == z.leader and r.leader_epoch == z.leader_epoch and not r.stopped:
+            if r.isr != z.isr or r.zk_version != z.version:
+                return False
+    return True
+
+
+def properties(cfg) -> list:
+    """This module's properties, registered at the end of `kcm.model.invariants.properties_for`."""
+    import functools
+
+    return [Always("LeaderIsrMatchesZk", functools.partial(leader_isr_matches_zk, ppt=cfg.partitions),
+                   "holds whenever no healing action is enabled", kind="quiescence")]
