@@ -949,6 +949,8 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
     ]
     props += _full_run_triage_properties(cfg)
     props += _goals(cfg, observe)
+    props += __import__("kcm.model.props_rd_reassignment", fromlist=["registered"]).registered(cfg)
+    props += __import__("kcm.model.props_rd_deletion", fromlist=["registered"]).registered(cfg)
     return props
 
 
