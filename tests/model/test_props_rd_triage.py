@@ -10,16 +10,19 @@ import pytest
 from kcm import config
 from kcm.checker.bfs import explore
 from kcm.model.actions import ControllerProcessEvent, NetworkDeliver
-from kcm.model.cluster import Cluster, put
+from kcm.model.cluster import Cluster, Request, RequestKind, StopReplicaPartition, put
 from kcm.model.config import ModelConfig
 from kcm.model.props_rd_deletion import deletion_queues_empty_when_quiescent
-from kcm.model.props_rd_reassignment import reassignment_completion_removes_request
+from kcm.model.props_rd_reassignment import (
+    reassignment_completion_removes_request,
+    reassignment_deletes_removed_replicas,
+)
 from kcm.model.spec import KafkaModel, init_states, settle
 
 SMALL = ModelConfig.from_mapping({"brokers": 2, "replication_factor": 1, "max_broker_crashes": 1,
                                   "max_session_expiries": 0})
 SUITE = Path(__file__).parents[2] / "bench" / "mutation"
-NEW = ["ReassignmentCompletionRemovesRequest", "DeletionQueuesEmptyWhenQuiescent"]
+NEW = ["ReassignmentCompletionRemovesRequest", "ReassignmentDeletesRemovedReplicas", "DeletionQueuesEmptyWhenQuiescent"]
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +57,29 @@ def test_reassignment_completion_removes_request(calm) -> None:
     assert reassignment_completion_removes_request(moving, a, with_zk(done, reassign=((0,),)))
     # a topic deletion empties AR / RR with the assignment: not a completion
     assert reassignment_completion_removes_request(moving, a, with_zk(kept, assignment=((),)))
+
+
+def stop_replica(p: int, delete: bool) -> Request:
+    return Request(RequestKind.StopReplica, 0, 1, 1, (StopReplicaPartition(p, 1, delete),))
+
+
+def test_reassignment_deletes_removed_replicas(calm) -> None:
+    # reassignment:160 / reassignment:159 swap: broker 0, removed by 0 -> 1, gets no
+    # StopReplica(delete = true) in the completing event (net index 0 is controller 0 -> broker 0)
+    a = ControllerProcessEvent(0)
+    moving = with_zk(calm, assignment=((1, 0),), adding=((1,),), removing=((0,),), reassign=((1,),))
+    done = with_zk(moving, assignment=((1,),), adding=((),), removing=((),), reassign=((),))
+    assert calm.brokers[0].ctx.live == 0b11 and calm.brokers[0].ctx.channel == 0b11 and not calm.net[0]
+    assert not reassignment_deletes_removed_replicas(moving, a, done)
+    only_stopped = done._replace(net=put(done.net, 0, (stop_replica(0, False),)))
+    assert not reassignment_deletes_removed_replicas(moving, a, only_stopped)
+    deleted = done._replace(net=put(done.net, 0, (stop_replica(0, False), stop_replica(0, True))))
+    assert reassignment_deletes_removed_replicas(moving, a, deleted)
+    # a removed replica on a broker the controller holds dead is not sent anything
+    assert reassignment_deletes_removed_replicas(moving, a, with_ctx(done, 0, live=0b10))
+    # not a completion: AR / RR still there, or the topic deleted
+    assert reassignment_deletes_removed_replicas(moving, a, moving)
+    assert reassignment_deletes_removed_replicas(moving, a, with_zk(done, assignment=((),)))
 
 
 def test_deletion_queues_empty_when_quiescent(calm) -> None:
