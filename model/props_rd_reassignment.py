@@ -3,9 +3,9 @@
 `onPartitionReassignment`'s last phase (B1-B8, model/reassignment.py) persists RS = TRS with
 empty AR and RR in `/brokers/topics/<t>` (B6, `updateReplicaAssignmentForPartition`) and, in the
 same event, removes the partition from `/admin/reassign_partitions` when the znode still asks
-for exactly that target (B7, `removePartitionFromReassigningPartitions` ->
-`maybeRemoveFromZkReassignment((tp, replicas) => tp == topicPartition && replicas ==
-targetReplicas)`; kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+for exactly that target (B7, `removePartitionFromReassigningPartitions(topicPartition,
+assignment)` with the completed assignment -> `maybeRemoveFromZkReassignment((tp, replicas) => tp ==
+topicPartition && replicas == assignment.replicas)`; kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
 `onPartitionReassignment`, `removePartitionFromReassigningPartitions`, `maybeRemoveFromZkReassignment`).
 
 Why the older properties missed a controller that skips B7: ReassignmentEventuallyCompletes and
