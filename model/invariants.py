@@ -952,6 +952,8 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
     props += __import__("kcm.model.props_sm_deletion", fromlist=["properties"]).properties(cfg, observe)
     props += __import__("kcm.model.props_sm_leader_isr", fromlist=["properties"]).properties(cfg)
     props += _goals(cfg, observe)
+    props += __import__("kcm.model.props_rd_reassignment", fromlist=["registered"]).registered(cfg)
+    props += __import__("kcm.model.props_rd_deletion", fromlist=["registered"]).registered(cfg)
     return props
 
 
