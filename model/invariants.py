@@ -948,12 +948,16 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
                "holds whenever no healing action is enabled", kind="quiescence"),
     ]
     props += _full_run_triage_properties(cfg)
-    props += __import__("kcm.model.props_sm_replica_states", fromlist=["properties"]).properties(cfg)
-    props += __import__("kcm.model.props_sm_deletion", fromlist=["properties"]).properties(cfg, observe)
-    props += __import__("kcm.model.props_sm_leader_isr", fromlist=["properties"]).properties(cfg)
+    # The properties of the session-6 triage live in their own modules, which read this one's
+    # helpers: imported here, not at the top, so that neither import is circular.
+    from kcm.model import (props_rd_deletion, props_rd_reassignment, props_sm_deletion, props_sm_leader_isr,
+                           props_sm_replica_states)
+    props += props_sm_replica_states.properties(cfg)
+    props += props_sm_deletion.properties(cfg, observe)
+    props += props_sm_leader_isr.properties(cfg)
+    props += props_rd_reassignment.registered(cfg)
+    props += props_rd_deletion.registered(cfg)
     props += _goals(cfg, observe)
-    props += __import__("kcm.model.props_rd_reassignment", fromlist=["registered"]).registered(cfg)
-    props += __import__("kcm.model.props_rd_deletion", fromlist=["registered"]).registered(cfg)
     return props
 
 
