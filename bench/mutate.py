@@ -4,9 +4,12 @@ The suite (`bench/mutation/*.toml` plus the `tiny` preset) is the smallest set o
 between them reach every feature the mutated files implement: faults and ISR shrinks (tiny), a
 controller move and a preferred election (m-move), a controlled shutdown then an auto rebalance
 (m-shutdown), a reassignment (m-reassign), a topic deletion and creation (m-delete), and
-perturbations overlapping before the cluster settles (m-overlap). Each is a few thousand to
-fifteen thousand states, so that a mutant that survives (and must be explored on all of them)
-costs seconds, not minutes. A mutant is explored on each config in turn, cheapest first, until
+perturbations overlapping before the cluster settles (m-overlap); and, from the triage of the
+full run's survivors, what needs two operations in one run: two reassignments, the second on the
+watch the first re-armed (m-reassign2), a topic deleted then created again (m-recreate), a
+deletion while a replica's broker is down (m-delete-crash), a reassignment refused for a topic
+being deleted (m-delete-reassign). Each is one to fifteen thousand states, so that a mutant
+that survives (and must be explored on all of them) costs seconds, not minutes. A mutant is explored on each config in turn, cheapest first, until
 one kills it, and only on the configs where its lines run at all; a config where its successors
 equal the clean model's on every clean state where its lines run is decided without a search.
 
@@ -32,7 +35,8 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Cheapest first: a mutant stops at the first config that kills it.
-SUITE = ("m-reassign", "m-delete", "m-overlap", "m-move", "tiny", "m-shutdown")
+SUITE = ("m-delete-reassign", "m-recreate", "m-reassign", "m-delete-crash", "m-delete", "m-overlap", "m-move",
+         "m-reassign2", "tiny", "m-shutdown")
 
 
 def main() -> int:

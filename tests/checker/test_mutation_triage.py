@@ -101,3 +101,40 @@ def test_the_command_prints_the_triage_and_junit_skips_an_explained_survivor(tmp
     assert 'failures="0"' in junit.read_text() and "triaged beyond-suite" in junit.read_text()
     assert main(args) == 0   # without the triage the survivor fails the JUnit case
     assert 'failures="1"' in junit.read_text() and "triage" not in json.loads(report.read_text())
+
+
+# ---- the suite's own triage --------------------------------------------------------------------
+
+
+def _suite() -> tuple[str, ...]:
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_mutate", REPO / "bench" / "mutate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.SUITE
+
+
+@pytest.mark.parametrize("name", _suite())
+def test_every_config_of_the_mutation_suite_passes_on_the_clean_model(name):
+    """A config the clean model fails would kill every mutant that reaches the failure."""
+    from kcm import config
+    from kcm.checker.bfs import explore
+    from kcm.model.spec import KafkaModel
+    cfg = config.load_preset(name) if name == "tiny" else config.load_config_file(REPO / "bench/mutation" / f"{name}.toml")
+    result = explore(KafkaModel(cfg))
+    assert result.verdict == "pass", result.summary_lines()
+
+
+def test_the_recorded_full_run_is_a_run_of_the_current_sources(generated):
+    """bench/mutation/full-run.json is re-recorded whenever the mutated files change: its mutants are
+    exactly the current sources' (id and statement), so its survivors are today's."""
+    doc = json.loads((REPO / "bench/mutation/full-run.json").read_text())
+    assert {e["id"]: e["description"] for e in doc["mutants"]} == {m.id: m.description for m in generated}
+    assert doc["configs"] and [c["name"] for c in doc["configs"]] == list(_suite())
+
+
+def test_every_survivor_of_the_recorded_full_run_is_explained(generated):
+    doc = json.loads((REPO / "bench/mutation/full-run.json").read_text())
+    T.apply(doc, T.load(REPO / "bench/mutation/triage"), generated)
+    assert doc["triage"]["stale"] == [] and doc["triage"]["no_longer_needed"] == []
+    assert doc["triage"]["unexplained"] == []
