@@ -20,6 +20,7 @@ Three kinds (`kcm.model.properties`):
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable
 
 from kcm.model.actions import ControllerProcessEvent, LeaderExpandIsr, NetworkDeliver
@@ -948,6 +949,7 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
                "holds whenever no healing action is enabled", kind="quiescence"),
     ]
     props += _full_run_triage_properties(cfg)
+    props += importlib.import_module("kcm.model.props_ctl_watches").properties(cfg)  # tri-ctl (lazy: it imports this module)
     props += _goals(cfg, observe)
     return props
 
