@@ -951,6 +951,7 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
     props += _full_run_triage_properties(cfg)
     props += importlib.import_module("kcm.model.props_ctl_watches").properties(cfg)  # tri-ctl (lazy: it imports this module)
     props += importlib.import_module("kcm.model.props_ctl_leadership").properties(cfg)  # tri-ctl
+    props += importlib.import_module("kcm.model.props_ctl_deletion").properties(cfg)  # tri-ctl
     props += _goals(cfg, observe)
     return props
 
