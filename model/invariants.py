@@ -949,7 +949,7 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
                "holds whenever no healing action is enabled", kind="quiescence"),
     ]
     props += _full_run_triage_properties(cfg)
-    props += importlib.import_module("kcm.model.props_ctl_watches").properties(cfg)  # tri-ctl (lazy: it imports this module)
+    props += importlib.import_module("kcm.model.props_ctl_watches").properties(cfg)  # tri-ctl (lazy import)
     props += importlib.import_module("kcm.model.props_ctl_leadership").properties(cfg)  # tri-ctl
     props += importlib.import_module("kcm.model.props_ctl_deletion").properties(cfg)  # tri-ctl
     props += _goals(cfg, observe)

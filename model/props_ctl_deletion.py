@@ -47,6 +47,7 @@ def properties(cfg) -> list:
     from kcm.model.properties import AlwaysStep
     return [
         AlwaysStep("DeletionRequestDroppedWithTopic", deletion_request_dropped_with_topic(cfg.partitions),
-                   "a controller deletes /admin/delete_topics/<t> only for a topic it does not know or has just deleted",
+                   "a controller deletes /admin/delete_topics/<t> only for a topic it does not know "
+                   "or has just deleted",
                    judges=(ControllerProcessEvent,)),
     ]

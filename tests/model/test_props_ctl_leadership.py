@@ -41,7 +41,8 @@ def with_ctx(s, b, **fields):
 
 def with_leader(s, p, leader, epoch_bump=1):
     z = s.zk.partitions[p]
-    z = z._replace(leader=leader, leader_epoch=z.leader_epoch + epoch_bump, isr=tuple(r for r in z.isr if r == leader or leader < 0) or z.isr)
+    isr = tuple(r for r in z.isr if r == leader or leader < 0) or z.isr
+    z = z._replace(leader=leader, leader_epoch=z.leader_epoch + epoch_bump, isr=isr)
     return s._replace(zk=s.zk._replace(partitions=put(s.zk.partitions, p, z)))
 
 
