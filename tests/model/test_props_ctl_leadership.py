@@ -1,0 +1,88 @@
+"""ControlledShutdownMovesLeadership and AutoRebalanceElectsPreferred (model/props_ctl_leadership.py):
+each fails on a small hand-made step that leaves a movable leader in place, and holds on the clean
+model (the mutation suite's configs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kcm import config
+from kcm.checker.bfs import explore
+from kcm.model.actions import ControllerProcessEvent
+from kcm.model.cluster import Event, EventKind, put
+from kcm.model.config import ModelConfig
+from kcm.model.props_ctl_leadership import auto_rebalance_elects_preferred, controlled_shutdown_moves_leadership
+from kcm.model.spec import KafkaModel, init_states, settle
+
+SMALL = ModelConfig.from_mapping({"brokers": 2, "replication_factor": 2, "max_broker_crashes": 1,
+                                  "max_session_expiries": 0})
+SUITE = Path(__file__).parents[2] / "bench" / "mutation"
+A = ControllerProcessEvent(0)
+
+
+@pytest.fixture(scope="module")
+def calm():
+    """Broker 0 controller and leader of partition 0, ISR (0, 1), assignment (0, 1)."""
+    s = settle(SMALL, init_states(SMALL)[0])
+    assert s.zk.controller == 0 and s.zk.partitions[0].leader == 0 and s.zk.partitions[0].isr == (0, 1)
+    assert s.brokers[0].ctx.assignment[0] == (0, 1)
+    return s
+
+
+def with_broker(s, b, **fields):
+    return s._replace(brokers=put(s.brokers, b, s.brokers[b]._replace(**fields)))
+
+
+def with_ctx(s, b, **fields):
+    return with_broker(s, b, ctx=s.brokers[b].ctx._replace(**fields))
+
+
+def with_leader(s, p, leader, epoch_bump=1):
+    z = s.zk.partitions[p]
+    isr = tuple(r for r in z.isr if r == leader or leader < 0) or z.isr
+    z = z._replace(leader=leader, leader_epoch=z.leader_epoch + epoch_bump, isr=isr)
+    return s._replace(zk=s.zk._replace(partitions=put(s.zk.partitions, p, z)))
+
+
+def test_controlled_shutdown_moves_leadership(calm) -> None:
+    holds = controlled_shutdown_moves_leadership(1)
+    s = with_broker(calm, 0, queue=(Event(EventKind.ControlledShutdown, 0, calm.brokers[0].epoch),))
+    after = with_ctx(with_broker(s, 0, queue=()), 0, shutting_down=1)
+    # controller:460:negate-guard:0: the partition broker 0 leads is not re-elected although 1 is in the ISR
+    assert not holds(s, A, after)
+    assert holds(s, A, with_leader(after, 0, 1))
+    # not judged: a refused request (stale broker epoch), or another event
+    stale = with_broker(calm, 0, queue=(Event(EventKind.ControlledShutdown, 0, calm.brokers[0].epoch - 1),))
+    assert holds(stale, A, with_ctx(with_broker(stale, 0, queue=()), 0, shutting_down=1))
+    # the other replica not in the ISR: nothing to move to
+    lone = s._replace(zk=s.zk._replace(partitions=(s.zk.partitions[0]._replace(isr=(0,)),)))
+    lone = with_ctx(lone, 0, leadership=lone.zk.partitions)
+    assert holds(lone, A, with_ctx(with_broker(lone, 0, queue=()), 0, shutting_down=1))
+
+
+def test_auto_rebalance_elects_preferred(calm) -> None:
+    holds = auto_rebalance_elects_preferred(1)
+    off = with_leader(calm, 0, 1, epoch_bump=1)
+    off = off._replace(zk=off.zk._replace(partitions=(off.zk.partitions[0]._replace(isr=(1, 0)),)))
+    off = with_ctx(off, 0, leadership=off.zk.partitions)
+    s = with_broker(off, 0, queue=(Event(EventKind.AutoPreferredReplicaLeaderElection),))
+    unchanged = with_broker(s, 0, queue=())
+    # controller:529:negate-guard:0: the eligible partition is skipped
+    assert not holds(s, A, unchanged)
+    moved = unchanged._replace(zk=unchanged.zk._replace(partitions=(unchanged.zk.partitions[0]._replace(leader=0),)))
+    assert holds(s, A, moved)
+    # not judged while a reassignment is in progress, or with the preferred replica out of the ISR
+    assert holds(with_ctx(s, 0, reassigning=1), A, with_ctx(unchanged, 0, reassigning=1))
+    out = s._replace(zk=s.zk._replace(partitions=(s.zk.partitions[0]._replace(isr=(1,)),)))
+    out = with_ctx(out, 0, leadership=out.zk.partitions)
+    assert holds(out, A, with_broker(out, 0, queue=()))
+
+
+@pytest.mark.parametrize("name", ["m-reassign", "m-delete", "m-overlap", "m-move", "m-shutdown", "tiny"])
+def test_hold_on_the_mutation_suite(name) -> None:
+    cfg = config.load_preset("tiny") if name == "tiny" else config.load_config_file(SUITE / f"{name}.toml")
+    result = explore(KafkaModel(cfg), properties=["ControlledShutdownMovesLeadership", "AutoRebalanceElectsPreferred"],
+                     goals_required=False)
+    assert result.verdict == "pass" and not result.violations, result.summary_lines()
