@@ -93,8 +93,8 @@ def test_deletion_queues_empty_when_quiescent(calm) -> None:
     assert deletion_queues_empty_when_quiescent(with_ctx(down, 0, topics_to_delete=1))
 
 
-@pytest.mark.parametrize("name", ["m-reassign", "m-delete", "m-overlap", "tiny", "suggested-rd/m-reassign2",
-                                  "suggested-rd/m-recreate"])
+@pytest.mark.parametrize("name", ["m-reassign", "m-delete", "m-overlap", "tiny", "m-reassign2",
+                                  "m-recreate"])
 def test_new_properties_hold_on_the_suite(name: str) -> None:
     cfg = config.load_preset("tiny") if name == "tiny" else config.load_config_file(SUITE / f"{name}.toml")
     model = KafkaModel(cfg)
