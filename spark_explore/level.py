@@ -150,6 +150,9 @@ class LevelTask:
     stop: bool
     #: The level being expanded (1 for the expansion of the initial states), to key summaries.
     level: int = 0
+    #: P, the number of owner partitions (0: unknown, no candidate is dropped on the map side).
+    #: With it, `expand_partition` drops the candidates its own visited record already holds.
+    partitions: int = 0
 
 
 @dataclass
@@ -228,9 +231,19 @@ def expand_partition(task: LevelTask, report: Callable[[list], None], index: int
     evals, first_seen, outdegrees = out.evaluations, out.first_seen, out.outdegrees
     step_events, goal_events = out.step_events, out.goal_events
     seen: set[bytes] = set()
-
+    frontier: list = []
+    visited: FingerprintSet | None = None
+    for key, value in records:
+        if type(key) is bytes:
+            frontier.append(value)
+        else:
+            visited = value
+    # A candidate this partition owns and has visited is dropped here, before its state is
+    # encoded, judged by the state invariants and shuffled: the merge would drop it anyway.
+    P = task.partitions if visited is not None and len(visited) else 0
+    contains = visited.contains_split if P else None
     # Path order: the first candidate of a fingerprint met here has its smallest path here.
-    frontier = sorted((value for key, value in records if type(key) is bytes), key=itemgetter(0))
+    frontier.sort(key=itemgetter(0))
     for path, data in frontier:
         s = decode(data)
         n = 0
@@ -259,6 +272,11 @@ def expand_partition(task: LevelTask, report: Callable[[list], None], index: int
             tf = fp_of(t)
             if tf not in seen:
                 seen.add(tf)
+                if P:
+                    h = int.from_bytes(tf[:8], "big")
+                    if h % P == index and contains(h, int.from_bytes(tf[8:], "big")):
+                        n += 1
+                        continue
                 failed: tuple[int, ...] = ()
                 for i, p in enumerate(always):
                     if not p.holds(t):
