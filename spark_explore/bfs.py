@@ -21,10 +21,9 @@ Python pass:
 - Duplicates within a level are merged before the visited check: first inside each frontier
   partition, then in `merge_partition`, keeping the candidate with the smallest path (see
   `level.py`: that is the sequential explorer's choice of parent, action and pre-canonical state).
-- Transition invariants and goals are evaluated where the edges are generated (`expand_partition`),
-  on every edge; state invariants on each new state, once, in `merge_partition`, which decodes it
-  (as the sequential explorer: most candidates of a level are not new). `expand_partition` drops
-  the candidates its own partition has visited before they are encoded.
+- Properties are evaluated where states are generated (`expand_partition`): transition invariants
+  and goals on every edge, state invariants on each partition's first candidate per fingerprint.
+  `merge_partition` only reports which of those candidates were new.
 - The level's one action is a JVM-side `count` of the persisted next level RDD: it fills the cache
   without a Python pass of its own. Each task adds its summary (counters, coverage, the first
   event of each kind) to an accumulator (`level.SummaryList`), keyed by (level, stage, partition)

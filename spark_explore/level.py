@@ -5,7 +5,7 @@ callable); the driver loop is in `bfs.py`. Records are pairs, all partitioned by
 their key:
 
     frontier   (fp: bytes, (path, state_bytes))                 a state found at this level
-    candidate  (fp: bytes, (path, kind, state_bytes))           a successor, before the visited check
+    candidate  (fp: bytes, (path, kind, state_bytes, failed))   a successor, before the visited check
     visited    (p: int >= 0, FingerprintSet)                    partition p's share of the visited set
 
 A level RDD holds partition p's visited record and the frontier records p owns. Summaries (each
@@ -40,17 +40,15 @@ deterministic:
 Stages. `expand_partition` (the map side of the level's one shuffle) sorts its frontier by path,
 and for each state decodes it and calls `model.successors` once; per edge it checks the transition
 invariants that judge its action's kind (`AlwaysStep.judges`) and the unmet goals and counts
-coverage. The first candidate of each fingerprint in the partition (which, the partition being in
-path order, has the smallest path there) is encoded and shuffled to its owner (`partitionBy`),
-unless the partition owns that fingerprint itself and its visited record already holds it. So
-duplicates within a partition never leave it, and neither do the partition's own visited states.
+coverage, and for the first candidate of each fingerprint in the partition (which, the partition
+being in path order, has the smallest path there) it checks the state invariants and encodes the
+state. So every property is evaluated in the stage that generates the states, and duplicates
+within a partition never leave it. The candidates are shuffled to their owners (`partitionBy`).
 `merge_partition` runs on each owner partition, where the co-partitioned level record (the
 visited set; the frontier just expanded is skipped) and the candidates meet without moving the
 visited set; it keeps, per fingerprint, the candidate with the smallest path (what
-`reduceByKey(keep_first)` did, without a Python pass of its own), drops the visited ones, checks
-the state invariants on each new state (decoded: once per distinct state, as the sequential
-explorer; about half the candidates of a level are not new, and a decode costs a third of the
-invariants), and emits the new frontier and the merged `FingerprintSet`.
+`reduceByKey(keep_first)` did, without a Python pass of its own), drops the visited ones, and
+emits the new frontier and the merged `FingerprintSet`.
 
 States travel as bytes (`codec.py`: the model's own codec, `Model.encode_state`, when it has one;
 else pickle keeping the identity of the model's constants). Encodings need not be canonical:
@@ -92,7 +90,7 @@ def is_frontier(record: tuple) -> bool:
 
 
 def is_candidate(record: tuple) -> bool:
-    return type(record[0]) is bytes and len(record[1]) == 3
+    return type(record[0]) is bytes and len(record[1]) == 4
 
 
 def is_visited(record: tuple) -> bool:
@@ -222,12 +220,13 @@ def expand_partition(task: LevelTask, report: Callable[[list], None], index: int
     codec = codec_for(task.spec)
     encode, decode = codec.encode, codec.decode
     fp_of = fingerprint_function(model, task.symmetric)
+    always = _selected(model, task.always, Always)
     steps = list(enumerate(_selected(model, task.steps, AlwaysStep)))
     # The step properties that judge each action type (`AlwaysStep.judges`), filled lazily.
     steps_of: dict[type, list] = {}
     goals = list(enumerate(_selected(model, task.goals, Sometimes)))
     edges_taken = model.edges_taken if task.table_coverage else None
-    action_name, successors = model.action_name, model.successors
+    action_name, successors, stop = model.action_name, model.successors, task.stop
     out = ExpandSummary(index)
     evals, first_seen, outdegrees = out.evaluations, out.first_seen, out.outdegrees
     step_events, goal_events = out.step_events, out.goal_events
@@ -278,8 +277,14 @@ def expand_partition(task: LevelTask, report: Callable[[list], None], index: int
                     if h % P == index and contains(h, int.from_bytes(tf[8:], "big")):
                         n += 1
                         continue
+                failed: tuple[int, ...] = ()
+                for i, p in enumerate(always):
+                    if not p.holds(t):
+                        failed += (i,)
+                        if stop:
+                            break
                 out.candidates += 1
-                yield tf, (key, kind, encode(t))
+                yield tf, (key, kind, encode(t), failed)
             n += 1
         out.states += 1
         out.generated += n
@@ -302,7 +307,7 @@ def merge_partition(task: LevelTask, report: Callable[[list], None], index: int,
     best: dict[bytes, tuple] = {}
     for key, value in records:
         if type(key) is bytes:
-            if len(value) == 3:  # a candidate (a frontier record is a pair)
+            if len(value) == 4:  # a candidate (a frontier record is a pair)
                 old = best.get(key)
                 if old is None or value[0] < old[0]:
                     best[key] = value
@@ -311,21 +316,12 @@ def merge_partition(task: LevelTask, report: Callable[[list], None], index: int,
     if visited is None:  # a partition with no visited record is empty (never happens in bfs.py)
         visited = FingerprintSet()
     out.received = len(best)
-    news, always_events, stop = out.new_states, out.always_events, task.stop
-    # The state invariants, on each new state once (as the sequential explorer does), decoded here:
-    # a decode costs a third of what the invariants cost, and most candidates are not new.
-    always = list(enumerate(_selected(load_model(task.spec), task.always, Always))) if task.always else ()
-    decode = codec_for(task.spec).decode if always else None
+    news, always_events, names = out.new_states, out.always_events, task.always
     new = sorted(((c[0], fp, c) for fp, c in best.items() if fp not in visited), key=itemgetter(0))
-    for path, fp, (_, kind, data) in new:
+    for path, fp, (_, kind, data, failed) in new:
         news[kind] = news.get(kind, 0) + 1
-        if always:
-            t = decode(data)
-            for i, p in always:
-                if not p.holds(t):
-                    _keep_min(always_events, p.name, (path, ALWAYS, i))
-                    if stop:  # a state needs only its first failing invariant
-                        break
+        for i in failed:
+            _keep_min(always_events, names[i], (path, ALWAYS, i))
         yield fp, (path, data)
     merged = visited.merged(fp for _, fp, _ in new)
     out.new = len(new)

@@ -13,11 +13,10 @@ from kcm.model.cluster import NO_ZNODE, PartitionZnode
 from kcm.spark_explore.codec import StateCodec
 from kcm.spark_explore.fpset import FingerprintSet
 from kcm.spark_explore.level import (
-    ALWAYS, EXPAND, MERGE, LevelTask, codec_for, expand_partition, fingerprint_function, is_candidate,
+    EXPAND, MERGE, LevelTask, codec_for, expand_partition, fingerprint_function, is_candidate,
     is_frontier, is_visited, keep_first, merge_partition, owner_of,
 )
 from kcm.spark_explore.spec import ModelSpec
-from tests.checker.toys import IncX, IncY
 
 
 def fingerprints(n: int, seed: int = 1) -> list[bytes]:
@@ -49,7 +48,7 @@ def test_fingerprint_set_with_equal_high_words():
 def test_records_go_to_their_owner():
     fp = (5).to_bytes(8, "big") + bytes(8)
     assert owner_of(fp) == 5 and owner_of(3) == 3
-    frontier, candidate = (fp, ((0, 1), b"s")), (fp, ((0, 1), "Kind", b"s"))
+    frontier, candidate = (fp, ((0, 1), b"s")), (fp, ((0, 1), "Kind", b"s", ()))
     assert is_frontier(frontier) and not is_candidate(frontier)
     assert is_candidate(candidate) and not is_frontier(candidate)
     assert is_visited((3, FingerprintSet())) and not is_visited(frontier)
@@ -58,15 +57,15 @@ def test_records_go_to_their_owner():
 
 def test_merge_keeps_the_smallest_path_of_each_new_fingerprint():
     old, a, b = fingerprints(3, 7)
-    task = LevelTask(ModelSpec.of("tests.checker.toys:grid", 3), False, (), (), (), True, True, True, 4)
+    task = LevelTask(ModelSpec.of("tests.checker.toys:grid", 3), False, ("inv",), (), (), True, True, True, 4)
     reported: list = []
     records = [
-        (a, ((0, 2, 1), "Up", b"a-late")),     # a candidate from one expand partition...
-        (b, ((0, 1, 5), "Down", b"b")),
-        (old, ((0, 0, 0), "Up", b"old")),      # already visited
-        (0, FingerprintSet.of([old])),         # the visited record, not necessarily first
-        (old, ((0, 0), b"frontier")),          # the frontier just expanded: skipped
-        (a, ((0, 1, 9), "Down", b"a-early")),  # ...and a smaller path from another
+        (a, ((0, 2, 1), "Up", b"a-late", (0,))),   # a candidate from one expand partition...
+        (b, ((0, 1, 5), "Down", b"b", ())),
+        (old, ((0, 0, 0), "Up", b"old", ())),     # already visited
+        (0, FingerprintSet.of([old])),            # the visited record, not necessarily first
+        (old, ((0, 0), b"frontier")),              # the frontier just expanded: skipped
+        (a, ((0, 1, 9), "Down", b"a-early", ())),  # ...and a smaller path from another
     ]
     out = list(merge_partition(task, reported.extend, 0, iter(records)))
     assert out[:2] == [(b, ((0, 1, 5), b"b")), (a, ((0, 1, 9), b"a-early"))]  # in path order
@@ -76,26 +75,6 @@ def test_merge_keeps_the_smallest_path_of_each_new_fingerprint():
     assert (level, stage, partition) == (4, MERGE, 0)
     assert (summary.received, summary.new, summary.visited) == (3, 2, 3)
     assert summary.new_states == {"Down": 2} and summary.always_events == {}
-
-
-def test_merge_checks_the_state_invariants_of_the_new_states_only():
-    spec = ModelSpec.of("tests.checker.toys:grid", 3, bugs=((1, 0), (0, 1), (2, 0)))
-    model = spec.build()
-    fp_of, encode = fingerprint_function(model, False), codec_for(spec).encode
-    x1, y1, x2 = (model.step(model.step(model.init_states()[0], a), b) if b else
-                  model.step(model.init_states()[0], a)
-                  for a, b in ((IncX(), None), (IncY(), None), (IncX(), IncX())))
-    names = ("not_1_0", "not_0_1", "not_2_0")
-    records = [(fp_of(x1), ((0, 0), "IncX", encode(x1))), (fp_of(y1), ((0, 1), "IncY", encode(y1))),
-               (fp_of(x2), ((0, 0, 0), "IncX", encode(x2))), (0, FingerprintSet.of([fp_of(x2)]))]
-    for stop in (True, False):
-        reported: list = []
-        task = LevelTask(spec, False, names, (), (), True, True, stop, 2, 1)
-        out = list(merge_partition(task, reported.extend, 0, iter(records)))
-        assert [fp for fp, _ in out[:-1]] == [fp_of(x1), fp_of(y1)]
-        [(_, summary)] = reported
-        # (2, 0) was visited: its invariant is not evaluated, so its violation is not reported.
-        assert summary.always_events == {"not_1_0": ((0, 0), ALWAYS, 0), "not_0_1": ((0, 1), ALWAYS, 1)}
 
 
 def test_expand_drops_the_candidates_its_own_visited_record_holds():
