@@ -22,7 +22,8 @@ Python pass:
   partition, then in `merge_partition`, keeping the candidate with the smallest path (see
   `level.py`: that is the sequential explorer's choice of parent, action and pre-canonical state).
 - Properties are evaluated where states are generated (`expand_partition`): transition invariants
-  and goals on every edge, state invariants on each partition's first candidate per fingerprint.
+  and goals on every edge, state invariants on each partition's first candidate per fingerprint
+  (except those its own visited record holds: they are dropped there, unencoded).
   `merge_partition` only reports which of those candidates were new.
 - The level's one action is a JVM-side `count` of the persisted next level RDD: it fills the cache
   without a Python pass of its own. Each task adds its summary (counters, coverage, the first

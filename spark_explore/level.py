@@ -42,8 +42,11 @@ and for each state decodes it and calls `model.successors` once; per edge it che
 invariants that judge its action's kind (`AlwaysStep.judges`) and the unmet goals and counts
 coverage, and for the first candidate of each fingerprint in the partition (which, the partition
 being in path order, has the smallest path there) it checks the state invariants and encodes the
-state. So every property is evaluated in the stage that generates the states, and duplicates
-within a partition never leave it. The candidates are shuffled to their owners (`partitionBy`).
+state, unless the partition owns that fingerprint itself and its visited record already holds it
+(then the merge would drop it: with P = 2 this drops about 7% of the candidates on `default`, before
+their encoding, their invariants and the shuffle). So every property is evaluated in the stage
+that generates the states, and duplicates within a partition never leave it. The candidates are
+shuffled to their owners (`partitionBy`).
 `merge_partition` runs on each owner partition, where the co-partitioned level record (the
 visited set; the frontier just expanded is skipped) and the candidates meet without moving the
 visited set; it keeps, per fingerprint, the candidate with the smallest path (what
