@@ -22,7 +22,8 @@ Python pass:
   partition, then in `merge_partition`, keeping the candidate with the smallest path (see
   `level.py`: that is the sequential explorer's choice of parent, action and pre-canonical state).
 - Properties are evaluated where states are generated (`expand_partition`): transition invariants
-  and goals on every edge, state invariants on each partition's first candidate per fingerprint.
+  and goals on every edge, state invariants on each partition's first candidate per fingerprint
+  (except those its own visited record holds: they are dropped there, unencoded).
   `merge_partition` only reports which of those candidates were new.
 - The level's one action is a JVM-side `count` of the persisted next level RDD: it fills the cache
   without a Python pass of its own. Each task adds its summary (counters, coverage, the first
@@ -108,6 +109,11 @@ class LevelFigures:
     shuffle_read_bytes: int
     seconds: float
     checkpointed: bool
+    #: Each task's own seconds (its Python pass), by partition: the expand stage's and the
+    #: merge stage's. Against `seconds` they show the barriers: a stage lasts as long as its
+    #: slowest task, and a core whose task ended first waits.
+    expand_task_seconds: tuple[float, ...] = ()
+    merge_task_seconds: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -386,7 +392,7 @@ class _SparkExplorer:
         task = LevelTask(
             self.spec, self.symmetric, tuple(p.name for p in self.always),
             tuple(p.name for p in self.steps), tuple(g.name for g in self.goals),
-            self.check_deadlock, self.opts.table_coverage, self.stop, self.level + 1)
+            self.check_deadlock, self.opts.table_coverage, self.stop, self.level + 1, P)
         self.group = f"kcm-{self.run_id}-level-{self.level + 1}"
         sc.setJobGroup(self.group, f"kcm: BFS level {self.level + 1}", True)
         started = time.monotonic()
@@ -438,7 +444,9 @@ class _SparkExplorer:
             visited=sum(m.visited for m in summaries),
             visited_bytes=sum(m.visited_bytes for m in summaries),
             shuffle_write_bytes=shuffle.shuffle_write_bytes,
-            shuffle_read_bytes=shuffle.shuffle_read_bytes, seconds=seconds, checkpointed=cut)
+            shuffle_read_bytes=shuffle.shuffle_read_bytes, seconds=seconds, checkpointed=cut,
+            expand_task_seconds=tuple(round(e.seconds, 4) for e in expanded_summaries),
+            merge_task_seconds=tuple(round(m.seconds, 4) for m in summaries))
         self.levels.append(asdict(figures))
         if self.opts.on_level is not None:
             self.opts.on_level(figures)

@@ -63,6 +63,17 @@ class FingerprintSet:
     def __contains__(self, fp: bytes) -> bool:
         return self._position(*split(fp))[1]
 
+    def contains_split(self, h: int, lo: int) -> bool:
+        """Whether the fingerprint with halves (h, lo) is in the set."""
+        hi_arr = self.hi
+        i = bisect_left(hi_arr, h)
+        n = len(hi_arr)
+        while i < n and hi_arr[i] == h:
+            if self.lo[i] == lo:
+                return True
+            i += 1
+        return False
+
     def merged(self, fps: Iterable[bytes]) -> FingerprintSet:
         """This set plus `fps` (duplicates and members ignored), as a new set."""
         new = sorted(set(map(split, fps)))

@@ -13,7 +13,8 @@ from kcm.model.cluster import NO_ZNODE, PartitionZnode
 from kcm.spark_explore.codec import StateCodec
 from kcm.spark_explore.fpset import FingerprintSet
 from kcm.spark_explore.level import (
-    MERGE, LevelTask, is_candidate, is_frontier, is_visited, keep_first, merge_partition, owner_of,
+    EXPAND, MERGE, LevelTask, codec_for, expand_partition, fingerprint_function, is_candidate,
+    is_frontier, is_visited, keep_first, merge_partition, owner_of,
 )
 from kcm.spark_explore.spec import ModelSpec
 
@@ -74,6 +75,41 @@ def test_merge_keeps_the_smallest_path_of_each_new_fingerprint():
     assert (level, stage, partition) == (4, MERGE, 0)
     assert (summary.received, summary.new, summary.visited) == (3, 2, 3)
     assert summary.new_states == {"Down": 2} and summary.always_events == {}
+
+
+def test_expand_drops_the_candidates_its_own_visited_record_holds():
+    spec = ModelSpec.of("tests.checker.toys:grid", 3)
+    model = spec.build()
+    fp_of, encode = fingerprint_function(model, False), codec_for(spec).encode
+    frontier = [model.init_states()[0]]
+    for _ in range(3):  # level 3 of the grid: (3, 0), (2, 1), (1, 2), (0, 3); level 4 has 3 states
+        frontier = list(dict.fromkeys(t for s in frontier for _, t in model.successors(s)))
+    successors = {fp_of(t) for s in frontier for _, t in model.successors(s)}
+    every_state = {fp_of(model.init_states()[0])} | {fp_of(s) for s in frontier} | successors
+
+    def expand(partitions: int, index: int, visited: set[bytes]) -> tuple[list, object]:
+        task = LevelTask(spec, False, (), (), (), True, True, True, 4, partitions)
+        records = [(fp_of(s), ((0, i), encode(s))) for i, s in enumerate(frontier)]
+        records.append((index, FingerprintSet.of(visited)))
+        reported: list = []
+        out = list(expand_partition(task, reported.extend, index, iter(records)))
+        [((level, stage, partition), summary)] = reported
+        assert (level, stage, partition) == (4, EXPAND, index)
+        return [fp for fp, _ in out], summary
+
+    everything, plain = expand(0, 0, every_state)  # P unknown: nothing is dropped
+    assert sorted(everything) == sorted(successors) and len(successors) == 3
+    for index in (0, 1):
+        owned = {fp for fp in every_state if owner_of(fp) % 2 == index}
+        kept, summary = expand(2, index, owned)
+        # Only the candidates of the other partition leave; the counters are those of every edge.
+        assert sorted(kept) == sorted(fp for fp in successors if owner_of(fp) % 2 != index)
+        assert (summary.generated, summary.evaluations, summary.outdegrees) == (
+            plain.generated, plain.evaluations, plain.outdegrees)
+        assert summary.candidates == len(kept)
+        # A fingerprint the partition owns but has not visited is a candidate as before.
+        kept, _ = expand(2, index, set())
+        assert sorted(kept) == sorted(successors)
 
 
 def test_codec_keeps_the_identity_of_model_constants_only():
