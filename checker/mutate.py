@@ -39,6 +39,9 @@ mutated files each expansion ran, and the answer of each expansion. A mutant is 
 each config in turn until one kills it, except where an exact shortcut decides the config without a
 search: its lines never ran there (skipped), or its successors and observations equal the clean
 ones on every clean state where they ran (`same_as_clean`; docs/checking.md gives the argument).
+A property kills a mutant; so does a complete search that no longer reaches a known Kafka 2.6
+violation the clean model reaches on that config (`KNOWN_LOST`): the model pins 2.6, and its
+Findings are behaviour to reproduce, which the tests of the Findings' traces would also catch.
 
 Loading. A mutant is a fresh copy of `kcm.model` under its own package name
 (`kcm_mutant_<n>`), built in memory by a meta-path finder: the mutated file, and every model
@@ -610,6 +613,8 @@ class Baseline:
     covered: Mapping[str, frozenset[int]] | None = None
     #: What deciding a mutant without a search needs (`CleanGraph`); None for walks or a cut run.
     graph: CleanGraph | None = None
+    #: The known Kafka 2.6 violations the complete clean run reached (None for walks or a cut run).
+    known: frozenset[str] | None = None
 
     def reaches(self, mutant: Mutant) -> bool:
         """Whether the clean run executed a line of `mutant.reach` (True when unknown)."""
@@ -813,7 +818,8 @@ def baselines(configs: list[tuple[str, object]], budget: Budget) -> list[Baselin
             out.append(Baseline(name, result.stats.distinct, None, None))
         else:
             graph = recorder.graph()
-            out.append(Baseline(name, result.stats.distinct, digest, _lines_of(graph), graph))
+            out.append(Baseline(name, result.stats.distinct, digest, _lines_of(graph), graph,
+                                frozenset(v.name for v in result.known_violations)))
     return out
 
 
@@ -1024,6 +1030,9 @@ def run_mutant(mutant: Mutant, configs: list[tuple[str, object]], bases: list[Ba
 #: Seconds past `--timeout` before the alarm interrupts a mutant stuck inside one step.
 _ALARM_GRACE_S = 5.0
 
+#: The "property" of a mutant killed because it no longer reaches a known 2.6 violation.
+KNOWN_LOST = "KnownViolationReproduced"
+
 
 class _Overrun(BaseException):
     """Raised by `_Alarm` in the middle of the mutant's code: a BaseException, so that the model's
@@ -1120,6 +1129,15 @@ def _run_mutant(mutant: Mutant, configs: list[tuple[str, object]], bases: list[B
                 if deadline is not None and time.monotonic() > deadline:
                     break
                 continue
+            # The model pins Kafka 2.6, whose known violations (model/findings.py) are behaviour to
+            # reproduce, not only to excuse: a mutant whose complete search no longer reaches one
+            # the clean model reaches on this config has lost a documented 2.6 behaviour (e.g. a
+            # StopReplica fenced at the equal leader epoch, Findings 8).
+            lost = sorted((base.known or frozenset()) - {v.name for v in result.known_violations})
+            if lost:
+                return Outcome(**common, status=KILLED, property=f"{KNOWN_LOST}({lost[0]})", config=name,
+                               distinct=distinct, seconds=time.monotonic() - started, searched=searched,
+                               compared=compared)
             same = same and base.digest is not None and (result.stats.distinct, digest) == (base.distinct, base.digest)
         status = TIMED_OUT if cut_any else (EQUIVALENT if same else SURVIVED)
         return Outcome(**common, status=status, distinct=distinct, seconds=time.monotonic() - started,

@@ -318,3 +318,19 @@ def test_a_step_that_never_returns_is_timed_out_by_the_alarm(mutants, tiny):
             M._run_mutant(m, cfgs, bases, M.Budget())
     # through run_mutant: timed out (by the alarm, or by the deadline if the loop comes late)
     assert M.run_mutant(m, cfgs, bases, M.Budget(timeout_s=0.5)).status == M.TIMED_OUT
+
+
+def test_a_mutant_that_no_longer_reaches_a_known_2_6_violation_is_killed(mutants):
+    """A mutant whose complete search does not reach a known violation its baseline reached (as the
+    clean m-shutdown reaches Findings 8, NoShuttingDownJoinsIsr) has lost a 2.6 behaviour. Shown
+    with a surviving mutant and a baseline that claims one more known violation than it found."""
+    import dataclasses
+    cfgs = [("m-reassign", config.load(None, REPO / "bench/mutation/m-reassign.toml")[1])]
+    bases = M.baselines(cfgs, M.Budget())
+    assert bases[0].known == frozenset()
+    m = next(x for x in mutants if x.id == "controller:142:delete-effect:0")   # survives every property
+    assert M.run_mutant(m, cfgs, bases, M.Budget()).status == M.SURVIVED
+    claimed = [dataclasses.replace(bases[0], known=frozenset({"NoShuttingDownJoinsIsr"}))]
+    o = M.run_mutant(m, cfgs, claimed, M.Budget())
+    assert (o.status, o.property, o.config, o.trace_length) == (
+        M.KILLED, "KnownViolationReproduced(NoShuttingDownJoinsIsr)", "m-reassign", None)
