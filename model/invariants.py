@@ -951,12 +951,14 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
     # The properties of the session-6 triage live in their own modules, which read this one's
     # helpers: imported here, not at the top, so that neither import is circular.
     from kcm.model import (props_ctl_deletion, props_ctl_leadership, props_ctl_watches, props_rd_deletion,
-                           props_rd_reassignment, props_sm_deletion, props_sm_leader_isr, props_sm_replica_states)
+                           props_rd_reassignment, props_sm_deletion, props_sm_leader_isr, props_sm_replica_states,
+                           props_sm_transitions)
     props += props_ctl_watches.properties(cfg)
     props += props_ctl_leadership.properties(cfg)
     props += props_ctl_deletion.properties(cfg)
     props += props_sm_replica_states.properties(cfg)
     props += props_sm_deletion.properties(cfg, observe)
+    props += props_sm_transitions.properties(cfg, observe)
     props += props_sm_leader_isr.properties(cfg)
     props += props_rd_reassignment.registered(cfg)
     props += props_rd_deletion.registered(cfg)
