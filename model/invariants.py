@@ -511,6 +511,15 @@ def replica_states_match_liveness(s: Cluster, ppt: int = 1) -> bool:
     return True
 
 
+def led_partitions(zk, ppt: int):
+    """(partition, state znode) of every partition ZooKeeper names a leader for, of a topic not
+    queued for deletion (its replicas are stopped on purpose): what the leader-side quiescence
+    properties judge."""
+    for p, z in enumerate(zk.partitions):
+        if z != NO_ZNODE and z.leader != NONE and not zk.delete_topics >> (p // ppt) & 1:
+            yield p, z
+
+
 def brokers_follow_the_leader(s: Cluster, ppt: int = 1) -> bool:
     """Quiescent: every broker in a partition's assignment holds a replica, not stopped, that
     follows (or is) the state znode's leader at the znode's leader epoch. Every leader change the
@@ -522,9 +531,7 @@ def brokers_follow_the_leader(s: Cluster, ppt: int = 1) -> bool:
     if not quiescent(s):
         return True
     zk = s.zk
-    for p, z in enumerate(zk.partitions):
-        if z == NO_ZNODE or z.leader == NONE or zk.delete_topics >> (p // ppt) & 1:
-            continue
+    for p, z in led_partitions(zk, ppt):
         for b in zk.assignment[p]:
             r = s.brokers[b].replicas[p]
             if r.leader != z.leader or r.leader_epoch != z.leader_epoch or r.stopped:

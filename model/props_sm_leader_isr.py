@@ -21,20 +21,17 @@ stopped.
 
 from __future__ import annotations
 
-from kcm.model.cluster import NO_ZNODE, NONE, Cluster
+from kcm.model.cluster import Cluster
 from kcm.model.properties import Always
 
 
 def leader_isr_matches_zk(s: Cluster, ppt: int = 1) -> bool:
     """Quiescent: the znode's leader, at the znode's leader epoch, caches the znode's ISR and zkVersion."""
-    from kcm.model.invariants import quiescent   # invariants imports this module when it registers it
+    from kcm.model.invariants import led_partitions, quiescent   # invariants imports this module
 
     if not quiescent(s):
         return True
-    zk = s.zk
-    for p, z in enumerate(zk.partitions):
-        if z == NO_ZNODE or z.leader == NONE or zk.delete_topics >> (p // ppt) & 1:
-            continue
+    for p, z in led_partitions(s.zk, ppt):
         r = s.brokers[z.leader].replicas[p]
         if r.leader == z.leader and r.leader_epoch == z.leader_epoch and not r.stopped:
             if r.isr != z.isr or r.zk_version != z.version:
