@@ -42,6 +42,10 @@ ones on every clean state where they ran (`same_as_clean`; docs/checking.md give
 A property kills a mutant; so does a complete search that no longer reaches a known Kafka 2.6
 violation the clean model reaches on that config (`KNOWN_LOST`): the model pins 2.6, and its
 Findings are behaviour to reproduce, which the tests of the Findings' traces would also catch.
+With `Budget.liveness`, a mutant the safety search leaves alive is judged by liveness too
+(`_liveness`: `kcm explore --liveness` on the configs where its states differ), so that a
+controller re-putting an event forever, which never reaches a state the other properties judge,
+is killed by EventuallyQuiescent.
 
 Loading. A mutant is a fresh copy of `kcm.model` under its own package name
 (`kcm_mutant_<n>`), built in memory by a meta-path finder: the mutated file, and every model
@@ -599,6 +603,10 @@ class Budget:
     walks: int | None = None
     depth: int = 50
     seed: int = 0
+    #: Judge a mutant that survives the safety search by liveness too (`_liveness`): on every
+    #: config where its states differ from the clean model's, explore it modulo controller epochs
+    #: and check EventuallyQuiescent, EventuallySettled and QuiescenceAlwaysReachable.
+    liveness: bool = False
 
 
 @dataclass(frozen=True)
@@ -615,6 +623,9 @@ class Baseline:
     graph: CleanGraph | None = None
     #: The known Kafka 2.6 violations the complete clean run reached (None for walks or a cut run).
     known: frozenset[str] | None = None
+    #: With `Budget.liveness`: the liveness properties the clean model breaks here (a livelock 2.6
+    #: itself has is no kill); None when liveness is not judged on this config (off, or undecided).
+    live: frozenset[str] | None = None
 
     def reaches(self, mutant: Mutant) -> bool:
         """Whether the clean run executed a line of `mutant.reach` (True when unknown)."""
@@ -818,9 +829,45 @@ def baselines(configs: list[tuple[str, object]], budget: Budget) -> list[Baselin
             out.append(Baseline(name, result.stats.distinct, None, None))
         else:
             graph = recorder.graph()
+            live = None
+            if budget.liveness:
+                from kcm.model.epoch_quotient import EpochQuotientModel
+                clean = _liveness(EpochQuotientModel(cfg), budget)
+                live = None if clean is None else frozenset(v.name for v in clean.violations)
             out.append(Baseline(name, result.stats.distinct, digest, _lines_of(graph), graph,
-                                frozenset(v.name for v in result.known_violations)))
+                                frozenset(v.name for v in result.known_violations), live))
     return out
+
+
+def _liveness(model, budget: Budget, deadline: float | None = None):
+    """The liveness pass of `kcm explore --liveness` on `model` (an `EpochQuotientModel`): the
+    graph explored modulo controller epochs, no safety property, then `check_liveness`. None when
+    undecided: the budget cut the graph, or the checker could not decide (a bound pruned a healing
+    step on a cycle: `LivenessResult.undecided_components`)."""
+    import time
+
+    from kcm.checker.bfs import explore
+    from kcm.checker.liveness import check_liveness
+
+    cut = [False]
+
+    def progress(p) -> None:
+        if p.phase == "final":
+            return
+        if ((budget.max_states is not None and p.distinct > budget.max_states)
+                or (deadline is not None and time.monotonic() > deadline)):
+            cut[0] = True
+            raise KeyboardInterrupt  # the explorer's own way to stop early
+
+    result = explore(model, symmetry=False, keep_graph=True, stop_on_violation=False, properties=(),
+                     check_deadlock=False, goals_required=False, table_coverage=False,
+                     progress=progress, progress_interval=0.0)
+    if result.verdict == "incomplete":
+        if not cut[0]:
+            raise KeyboardInterrupt  # a real interruption
+        return None
+    live = check_liveness(model, result.extra.get("graph"))
+    return live if live.verdict != "not checked" else None
 
 
 def _successors_digest(model, state, successors) -> bytes:
@@ -1089,6 +1136,7 @@ def _run_mutant(mutant: Mutant, configs: list[tuple[str, object]], bases: list[B
     same = True
     cut_any = False
     searched = compared = 0
+    differs: list[int] = []  # the configs where the mutant's states are not the clean model's
     try:
         if not any(base.reaches(mutant) for base in bases):
             return Outcome(**common, status=EQUIVALENT, note="unreached", seconds=time.monotonic() - started)
@@ -1098,7 +1146,7 @@ def _run_mutant(mutant: Mutant, configs: list[tuple[str, object]], bases: list[B
             return Outcome(**common, status=CRASHED, config=configs[0][0], error=_error(exc),
                            seconds=time.monotonic() - started)
         reached = [base.reaches(mutant) for base in bases]
-        for (name, cfg), base, reach in zip(configs, bases, reached):
+        for i, ((name, cfg), base, reach) in enumerate(zip(configs, bases, reached)):
             if not reach:
                 continue  # the mutated lines never run here: the exploration is the clean one
             if not budget.walks and same_as_clean(loaded, cfg, base, mutant, deadline):
@@ -1140,7 +1188,37 @@ def _run_mutant(mutant: Mutant, configs: list[tuple[str, object]], bases: list[B
                 return Outcome(**common, status=KILLED, property=f"{KNOWN_LOST}({lost[0]})", config=name,
                                distinct=distinct, seconds=time.monotonic() - started, searched=searched,
                                compared=compared)
-            same = same and base.digest is not None and (result.stats.distinct, digest) == (base.distinct, base.digest)
+            if base.digest is None or (result.stats.distinct, digest) != (base.distinct, base.digest):
+                same = False
+                differs.append(i)
+        if budget.liveness and not cut_any and not same:
+            # Safety found nothing: a mutant that makes the controller re-put an event forever (a
+            # znode never deleted, its own write firing its own watch) never reaches a state a
+            # settled or quiescence property judges, and only liveness sees it. Judged where the
+            # mutant's states differ and the clean model's liveness is known; a livelock the
+            # clean model has too is no kill.
+            for i in differs:
+                (name, cfg), base = configs[i], bases[i]
+                if base.live is None:
+                    continue
+                try:
+                    quotient = importlib.import_module(f"{loaded.package}.epoch_quotient")
+                    live = _liveness(quotient.EpochQuotientModel(cfg), budget, deadline)
+                except KeyboardInterrupt:
+                    raise
+                except Exception as exc:  # noqa: BLE001
+                    return Outcome(**common, status=CRASHED, config=name, error=_error(exc), distinct=distinct,
+                                   seconds=time.monotonic() - started, searched=searched, compared=compared)
+                if live is None:
+                    if deadline is not None and time.monotonic() > deadline:
+                        cut_any = True
+                        break
+                    continue  # undecided here (the bound cut its graph): the safety verdict stands
+                new = [v for v in live.violations if v.name not in base.live]
+                if new:
+                    return Outcome(**common, status=KILLED, property=new[0].name, trace_length=new[0].trace_length,
+                                   config=name, distinct=distinct, seconds=time.monotonic() - started,
+                                   searched=searched, compared=compared)
         status = TIMED_OUT if cut_any else (EQUIVALENT if same else SURVIVED)
         return Outcome(**common, status=status, distinct=distinct, seconds=time.monotonic() - started,
                        searched=searched, compared=compared)

@@ -54,7 +54,7 @@ def build(mutants: Sequence[Mutant], outcomes: Sequence[Outcome], *, configs: Se
         "seed": seed,
         "sample": sample,
         "budget": {"max_states": budget.max_states, "timeout_s": budget.timeout_s, "walks": budget.walks,
-                   "depth": budget.depth},
+                   "depth": budget.depth, "liveness": budget.liveness},
         "generated": generated,
         "total": len(outcomes),
         "counts": counts,

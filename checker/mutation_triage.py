@@ -40,7 +40,7 @@ VERDICTS = {
     "equivalent": "no behaviour a broker, a client or Kafka's own checks could observe differs",
     "out-of-scope": "what changes is something the model abstracts away (docs/model.md, Abstractions)",
     "beyond-suite": "a real bug the suite's configs cannot reach; the reason names a config that would",
-    "liveness-only": "runs that never settle; only `kcm explore --liveness` sees them",
+    "liveness-only": "runs that never settle; only a liveness pass sees them (`kcm explore --liveness`; `kcm mutate --liveness` judges survivors so)",
     "masked-by-known": "a known 2.6 violation (Findings) that the checkers excuse hides it",
     "timeout": "the state space outgrows the budget; the reason says why",
     "open": "not decided yet",

@@ -48,6 +48,9 @@ def _configs(presets, config_files) -> list[tuple[str, object]]:
 @click.option("--walks", type=click.IntRange(min=1), default=None,
               help="Random walks per config instead of exhaustive search (big presets; finds, never proves).")
 @click.option("--depth", type=click.IntRange(min=1), default=50, show_default=True, help="With --walks: steps per walk.")
+@click.option("--liveness", is_flag=True,
+              help="Also judge a mutant that survives the safety search by liveness (EventuallyQuiescent, "
+                   "EventuallySettled, QuiescenceAlwaysReachable, as `kcm explore --liveness`) where its states differ.")
 @click.option("--triage", "triage_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
               help="Join the hand-written triage of survivors in DIR/*.toml (bench/mutation/triage for the suite).")
 @click.option("--min-score", type=click.FloatRange(0, 1), default=None,
@@ -60,7 +63,7 @@ def _configs(presets, config_files) -> list[tuple[str, object]]:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write the report (mutation.json, mutation.txt) and each survivor's diff here.")
 def command(presets, config_files, engine, master, files, operators, ids, sample, seed, max_states, timeout, walks, depth,
-            triage_dir, min_score, list_only, json_file, junit_file, out) -> int:
+            liveness, triage_dir, min_score, list_only, json_file, junit_file, out) -> int:
     """Grade the properties by mutation: seed one small fault at a time into the model's
     controller and brokers, explore each mutant like `kcm explore`, and report which the
     properties kill and which survive (with their diffs).
@@ -75,6 +78,8 @@ def command(presets, config_files, engine, master, files, operators, ids, sample
     bad_ops = [o for o in operators if o not in M.OPERATORS]
     if bad_ops:
         raise UsageError(f"--operators: unknown operator '{bad_ops[0]}'; choose from {', '.join(M.OPERATORS)}")
+    if walks and liveness:
+        raise UsageError("--liveness needs the whole graph of each config; it cannot judge --walks")
     if out is not None:
         check_writable_dir(out)
     configs = _configs(presets, config_files)
@@ -95,7 +100,7 @@ def command(presets, config_files, engine, master, files, operators, ids, sample
         return EXIT_PASS
     if walks and max_states:
         raise UsageError("--max-states bounds an exhaustive search; with --walks give --depth instead")
-    budget = M.Budget(max_states, timeout, walks, depth, seed)
+    budget = M.Budget(max_states, timeout, walks, depth, seed, liveness)
     names = [n for n, _ in configs]
     console.print(f"kcm mutate · {len(mutants)} of {len(generated)} mutants · configs {', '.join(names)} · "
                   f"engine {engine}")
@@ -103,7 +108,10 @@ def command(presets, config_files, engine, master, files, operators, ids, sample
     bases = M.baselines(configs, budget)
     for b in bases:
         console.print(f"  clean model on {b.config}: {b.distinct:,} distinct states"
-                      + ("" if b.digest else " (cut by the budget: equivalence is not judged)"))
+                      + ("" if b.digest else " (cut by the budget: equivalence is not judged)")
+                      + ("" if not liveness else "; liveness " + (
+                          "undecided: not judged here" if b.live is None else
+                          ", ".join(sorted(b.live)) + " broken by the clean model: not a kill" if b.live else "holds")))
     done = [0]
 
     def progress(o: M.Outcome) -> None:

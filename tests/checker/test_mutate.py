@@ -334,3 +334,40 @@ def test_a_mutant_that_no_longer_reaches_a_known_2_6_violation_is_killed(mutants
     o = M.run_mutant(m, cfgs, claimed, M.Budget())
     assert (o.status, o.property, o.config, o.trace_length) == (
         M.KILLED, "KnownViolationReproduced(NoShuttingDownJoinsIsr)", "m-reassign", None)
+
+
+def test_liveness_kills_a_mutant_that_re_puts_an_event_forever(mutants):
+    """TopicDeletion deletes the requests of unknown topics even when there are none: the write
+    fires the controller's own `/admin/delete_topics` watch, re-armed at the start of the handler,
+    so the event re-queues itself forever. No state of that loop is settled, so no safety,
+    settled or quiescence property judges one: the mutant survives the safety search and only
+    the liveness pass kills it (a lasso), and only where its states differ from the clean ones."""
+    cfgs = [("m-delete-reassign", config.load_config_file(REPO / "bench/mutation/m-delete-reassign.toml"))]
+    m = pick(mutants, "drop-guard", "requested & ~existing")
+    safety = M.Budget()
+    assert M.run_mutant(m, cfgs, M.baselines(cfgs, safety), safety).status == M.SURVIVED
+    budget = M.Budget(liveness=True)
+    bases = M.baselines(cfgs, budget)
+    assert bases[0].live == frozenset()  # the clean model settles on every fair run here
+    o = M.run_mutant(m, cfgs, bases, budget)
+    assert (o.status, o.property, o.config) == (M.KILLED, "EventuallyQuiescent", "m-delete-reassign")
+    # an equivalent mutant is not judged by liveness (its states are the clean ones)
+    tiny = [config.load("tiny")]
+    swap = pick(mutants, "swap-effects", "self.adding = list(zk.adding)", "self.removing = list(zk.removing)")
+    assert M.run_mutant(swap, tiny, M.baselines(tiny, budget), budget).status == M.EQUIVALENT
+
+
+def test_a_livelock_the_clean_model_has_too_is_no_kill(mutants):
+    """The clean model's own liveness violations on a config (`Baseline.live`) are not kills."""
+    import dataclasses
+    cfgs = [("m-delete-reassign", config.load_config_file(REPO / "bench/mutation/m-delete-reassign.toml"))]
+    budget = M.Budget(liveness=True)
+    bases = [dataclasses.replace(b, live=frozenset({"EventuallyQuiescent", "EventuallySettled",
+                                                    "QuiescenceAlwaysReachable"})) for b in M.baselines(cfgs, budget)]
+    m = pick(mutants, "drop-guard", "requested & ~existing")
+    assert M.run_mutant(m, cfgs, bases, budget).status == M.SURVIVED
+
+
+def test_liveness_refuses_random_walks(capsys):
+    assert main(["mutate", "--walks", "3", "--liveness", "--mutant", "x"]) == 2
+    assert "--liveness" in capsys.readouterr().err
