@@ -32,6 +32,11 @@ from kcm.model.invariants import settled
 #: Every watch of the active controller: its handlers' paths and /controller.
 ACTIVE_CONTROLLER_WATCHES = CONTROLLER_WATCHES | Watch.CONTROLLER
 
+#: The properties that read the armed watches (`Zk.watches`). Only the model and the embedded
+#: ZooKeeper know them; a client of a real ZooKeeper cannot list watches (impl/threaded_cluster.py
+#: `ZooKeeperView`), so `kcm simulate --zk HOST:PORT` cannot judge these.
+READS_WATCHES = frozenset({"ControllerWatchesArmed"})
+
 
 def controller_watches_armed(s: Cluster) -> bool:
     """Settled, and `/controller` names an up broker whose controller module is active: that

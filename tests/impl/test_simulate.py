@@ -135,6 +135,8 @@ def test_a_real_zookeeper_runs_a_scenario(zookeeper_hosts, tmp_path, capsys):
     assert main(["simulate", "--zk", zookeeper_hosts, "--scenario", str(scenario), "--brief"]) == 0
     out = capsys.readouterr().out
     assert f"ZooKeeper {zookeeper_hosts}" in out and "epoch 2" in out and "PASS" in out
+    # the watches are the embedded ZooKeeper's to list: a real one's client cannot
+    assert "not checked on a real ZooKeeper (a client cannot list its watches): ControllerWatchesArmed" in out
     assert not [c for c in _root_children(zookeeper_hosts) if c.startswith("kcm-simulate-")]   # chroot removed
     assert main(["simulate", "--zk", zookeeper_hosts, "--scenario", str(scenario), "--brief", "--keep-chroot"]) == 0
     kept = [c for c in _root_children(zookeeper_hosts) if c.startswith("kcm-simulate-")]
