@@ -842,8 +842,8 @@ def baselines(configs: list[tuple[str, object]], budget: Budget) -> list[Baselin
 def _liveness(model, budget: Budget, deadline: float | None = None):
     """The liveness pass of `kcm explore --liveness` on `model` (an `EpochQuotientModel`): the
     graph explored modulo controller epochs, no safety property, then `check_liveness`. None when
-    undecided: the budget cut the graph, or the checker could not decide (a bound pruned a healing
-    step on a cycle: `LivenessResult.undecided_components`)."""
+    the budget cut the graph (a partial graph proves nothing). Components the checker leaves
+    undecided (a bound pruned a healing step on them) are not violations, as in `kcm explore`."""
     import time
 
     from kcm.checker.bfs import explore

@@ -357,6 +357,14 @@ def test_liveness_kills_a_mutant_that_re_puts_an_event_forever(mutants):
     assert M.run_mutant(swap, tiny, M.baselines(tiny, budget), budget).status == M.EQUIVALENT
 
 
+def test_a_liveness_graph_cut_by_the_budget_decides_nothing():
+    """A partial graph proves nothing: the pass answers None, and the safety verdict stands."""
+    from kcm.model.epoch_quotient import EpochQuotientModel
+    cfg = config.load_config_file(REPO / "bench/mutation/m-delete-reassign.toml")
+    assert M._liveness(EpochQuotientModel(cfg), M.Budget(max_states=100)) is None
+    assert M._liveness(EpochQuotientModel(cfg), M.Budget()).verdict == "pass"
+
+
 def test_a_livelock_the_clean_model_has_too_is_no_kill(mutants):
     """The clean model's own liveness violations on a config (`Baseline.live`) are not kills."""
     import dataclasses
