@@ -707,23 +707,14 @@ def _fingerprints_digest(fps: set[bytes]) -> str:
     return h.hexdigest()
 
 
-def explore_with_budget(model, budget: Budget, deadline: float | None = None):
-    """Explore `model` with every property (as `kcm explore` does), stopping at the first
-    violation or when the budget is spent. Returns (CheckResult, digest of the fingerprint set or
-    None if cut short, cut short?)."""
+def _explore_within(model, budget: Budget, deadline: float | None, **options):
+    """`explore(model, **options)` stopped when the budget is spent (more distinct states than
+    `max_states`, or past `deadline`). Returns (CheckResult, cut short?); a real interruption
+    (Ctrl-C) is raised again."""
     import time
 
     from kcm.checker.bfs import explore
 
-    seen: set[bytes] = set()
-    fingerprint = model.fingerprint
-
-    def recording(state):
-        fp = fingerprint(state)
-        seen.add(fp)
-        return fp
-
-    model.fingerprint = recording  # the explorer fingerprints every state it generates
     cut = [False]
 
     def progress(p) -> None:
@@ -735,9 +726,26 @@ def explore_with_budget(model, budget: Budget, deadline: float | None = None):
             raise KeyboardInterrupt  # the explorer's own way to stop early: the verdict is incomplete
 
     watch = budget.max_states is not None or deadline is not None
-    result = explore(model, progress=progress if watch else None, progress_interval=0.0)
+    result = explore(model, progress=progress if watch else None, progress_interval=0.0, **options)
     if result.verdict == "incomplete" and not cut[0]:
         raise KeyboardInterrupt  # a real interruption
+    return result, cut[0]
+
+
+def explore_with_budget(model, budget: Budget, deadline: float | None = None):
+    """Explore `model` with every property (as `kcm explore` does), stopping at the first
+    violation or when the budget is spent. Returns (CheckResult, digest of the fingerprint set or
+    None if cut short, cut short?)."""
+    seen: set[bytes] = set()
+    fingerprint = model.fingerprint
+
+    def recording(state):
+        fp = fingerprint(state)
+        seen.add(fp)
+        return fp
+
+    model.fingerprint = recording  # the explorer fingerprints every state it generates
+    result, _ = _explore_within(model, budget, deadline)
     complete = result.verdict != "incomplete"
     return result, (_fingerprints_digest(seen) if complete else None), not complete
 
@@ -844,27 +852,11 @@ def _liveness(model, budget: Budget, deadline: float | None = None):
     graph explored modulo controller epochs, no safety property, then `check_liveness`. None when
     the budget cut the graph (a partial graph proves nothing). Components the checker leaves
     undecided (a bound pruned a healing step on them) are not violations, as in `kcm explore`."""
-    import time
-
-    from kcm.checker.bfs import explore
     from kcm.checker.liveness import check_liveness
 
-    cut = [False]
-
-    def progress(p) -> None:
-        if p.phase == "final":
-            return
-        if ((budget.max_states is not None and p.distinct > budget.max_states)
-                or (deadline is not None and time.monotonic() > deadline)):
-            cut[0] = True
-            raise KeyboardInterrupt  # the explorer's own way to stop early
-
-    result = explore(model, symmetry=False, keep_graph=True, stop_on_violation=False, properties=(),
-                     check_deadlock=False, goals_required=False, table_coverage=False,
-                     progress=progress, progress_interval=0.0)
-    if result.verdict == "incomplete":
-        if not cut[0]:
-            raise KeyboardInterrupt  # a real interruption
+    result, cut = _explore_within(model, budget, deadline, symmetry=False, keep_graph=True, stop_on_violation=False,
+                                  properties=(), check_deadlock=False, goals_required=False, table_coverage=False)
+    if cut:
         return None
     live = check_liveness(model, result.extra.get("graph"))
     return live if live.verdict != "not checked" else None

@@ -104,20 +104,22 @@ def text(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _explained(e: dict[str, Any]) -> bool:
+    """A survivor or timed-out mutant whose triage entry decides it (an `open` one does not)."""
+    return e["status"] in (SURVIVED, TIMED_OUT) and e.get("triage", {}).get("verdict", "open") != "open"
+
+
 def junit(doc: dict[str, Any]) -> ET.Element:
     suites = ET.Element("testsuites", name="kcm mutate")
     mutants = doc["mutants"]
-    explained = [e.get("triage", {}).get("verdict", "open") != "open" for e in mutants]
-    failures = sum(e["status"] in (SURVIVED, TIMED_OUT) and not x for e, x in zip(mutants, explained))
-    skipped = sum(e["status"] == EQUIVALENT or (e["status"] in (SURVIVED, TIMED_OUT) and x)
-                  for e, x in zip(mutants, explained))
+    failures = sum(e["status"] in (SURVIVED, TIMED_OUT) and not _explained(e) for e in mutants)
+    skipped = sum(e["status"] == EQUIVALENT or _explained(e) for e in mutants)
     s = ET.SubElement(suites, "testsuite", name="mutants", tests=str(len(mutants)), failures=str(failures),
                       skipped=str(skipped))
     for e in mutants:
         case = ET.SubElement(s, "testcase", classname=f"kcm.mutants.{e['file'][:-3]}.{e['operator']}", name=e["id"],
                              time=f"{e['seconds']:.3f}")
-        explained = e.get("triage", {}).get("verdict", "open") != "open"
-        if e["status"] in (SURVIVED, TIMED_OUT) and explained:  # a reviewer's argument stands in for a kill
+        if _explained(e):  # a reviewer's argument stands in for a kill
             ET.SubElement(case, "skipped", message=f"{e['status']}, triaged {e['triage']['verdict']}: {e['triage']['reason']}")
         elif e["status"] == SURVIVED:
             ET.SubElement(case, "failure", message=f"survived: {e['hint']}").text = e["diff"]

@@ -39,7 +39,7 @@ from kcm.errors import UsageError
 VERDICTS = {
     "equivalent": "no behaviour a broker, a client or Kafka's own checks could observe differs",
     "out-of-scope": "what changes is something the model abstracts away (docs/model.md, Abstractions)",
-    "beyond-suite": "a real bug the suite's configs cannot reach; the reason names a config that would",
+    "beyond-suite": "a real bug the suite's configs cannot reach; the reason says what a config would need to reach it",
     "liveness-only": "runs that never settle; only a liveness pass sees them (`kcm explore --liveness`; `kcm mutate --liveness` judges survivors so)",
     "masked-by-known": "a known 2.6 violation (Findings) that the checkers excuse hides it",
     "timeout": "the state space outgrows the budget; the reason says why",

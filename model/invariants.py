@@ -967,8 +967,8 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
     props += props_sm_deletion.properties(cfg, observe)
     props += props_sm_transitions.properties(cfg, observe)
     props += props_sm_leader_isr.properties(cfg)
-    props += props_rd_reassignment.registered(cfg)
-    props += props_rd_deletion.registered(cfg)
+    props += props_rd_reassignment.properties(cfg)
+    props += props_rd_deletion.properties(cfg)
     props += _goals(cfg, observe)
     return props
 

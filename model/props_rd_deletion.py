@@ -36,8 +36,8 @@ def deletion_queues_empty_when_quiescent(s: Cluster) -> bool:
     return all(not (b.ctx.topics_to_delete or b.ctx.topics_deletion_started) for b in s.brokers if b.active)
 
 
-def registered(cfg) -> list:
-    """The properties of this module, for `kcm.model.invariants.properties_for`."""
+def properties(cfg) -> list:
+    """This module's properties, registered at the end of `kcm.model.invariants.properties_for`."""
     return [
         Always("DeletionQueuesEmptyWhenQuiescent", deletion_queues_empty_when_quiescent,
                "holds whenever no healing action is enabled", kind="quiescence"),

@@ -42,14 +42,10 @@ def reassignment_completion_removes_request(s: Cluster, a, t: Cluster) -> bool:
     partition's entry in `/admin/reassign_partitions` no longer asks for the replicas just reached.
     An entry asking for another target (written by an admin after an earlier request failed, while
     this one was still completing) is the next reassignment's and stays, as in Kafka."""
-    if type(a) is not ControllerProcessEvent or s.zk.adding is t.zk.adding and s.zk.removing is t.zk.removing:
+    if type(a) is not ControllerProcessEvent:
         return True
     zk = t.zk
-    for p, (adding, removing) in enumerate(zip(s.zk.adding, s.zk.removing)):
-        if ((adding or removing) and not zk.adding[p] and not zk.removing[p] and zk.assignment[p]
-                and zk.reassign[p] == zk.assignment[p]):
-            return False
-    return True
+    return all(zk.reassign[p] != zk.assignment[p] for p in _completed(s, t))
 
 
 def _completed(s: Cluster, t: Cluster):
@@ -89,8 +85,8 @@ def reassignment_deletes_removed_replicas(s: Cluster, a, t: Cluster) -> bool:
     return True
 
 
-def registered(cfg) -> list:
-    """The properties of this module, for `kcm.model.invariants.properties_for`."""
+def properties(cfg) -> list:
+    """This module's properties, registered at the end of `kcm.model.invariants.properties_for`."""
     return [
         AlwaysStep("ReassignmentCompletionRemovesRequest", reassignment_completion_removes_request,
                    "the event that completes a reassignment removes its request from /admin/reassign_partitions",

@@ -21,14 +21,15 @@ stopped.
 
 from __future__ import annotations
 
+import functools
+
 from kcm.model.cluster import Cluster
+from kcm.model.invariants import led_partitions, quiescent  # invariants imports this module only inside properties_for
 from kcm.model.properties import Always
 
 
 def leader_isr_matches_zk(s: Cluster, ppt: int = 1) -> bool:
     """Quiescent: the znode's leader, at the znode's leader epoch, caches the znode's ISR and zkVersion."""
-    from kcm.model.invariants import led_partitions, quiescent   # invariants imports this module
-
     if not quiescent(s):
         return True
     for p, z in led_partitions(s.zk, ppt):
@@ -41,7 +42,5 @@ def leader_isr_matches_zk(s: Cluster, ppt: int = 1) -> bool:
 
 def properties(cfg) -> list:
     """This module's properties, registered at the end of `kcm.model.invariants.properties_for`."""
-    import functools
-
     return [Always("LeaderIsrMatchesZk", functools.partial(leader_isr_matches_zk, ppt=cfg.partitions),
                    "holds whenever no healing action is enabled", kind="quiescence")]

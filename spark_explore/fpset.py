@@ -64,15 +64,8 @@ class FingerprintSet:
         return self._position(*split(fp))[1]
 
     def contains_split(self, h: int, lo: int) -> bool:
-        """Whether the fingerprint with halves (h, lo) is in the set."""
-        hi_arr = self.hi
-        i = bisect_left(hi_arr, h)
-        n = len(hi_arr)
-        while i < n and hi_arr[i] == h:
-            if self.lo[i] == lo:
-                return True
-            i += 1
-        return False
+        """Whether the fingerprint with halves (h, lo) is in the set (`split` already done)."""
+        return self._position(h, lo)[1]
 
     def merged(self, fps: Iterable[bytes]) -> FingerprintSet:
         """This set plus `fps` (duplicates and members ignored), as a new set."""

@@ -61,14 +61,10 @@ class DeferredInterrupt:
         def handler(signum, frame) -> None:
             self.request()
 
-        handler.defers = True  # type: ignore[attr-defined]  # read by kcm.cli's SIGTERM handler
+        # kcm.cli's SIGTERM handler reads this: a SIGTERM routed through a deferring handler must not raise
+        handler.defers = True  # type: ignore[attr-defined]
         previous = signal.signal(signal.SIGINT, handler)
         try:
             yield self
         finally:
             signal.signal(signal.SIGINT, previous)
-
-
-def defers(handler: object) -> bool:
-    """Whether a SIGINT handler defers the interrupt (so a SIGTERM routed through it must not raise)."""
-    return bool(getattr(handler, "defers", False))

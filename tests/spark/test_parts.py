@@ -108,7 +108,7 @@ def test_expand_drops_the_candidates_its_own_visited_record_holds():
             plain.generated, plain.evaluations, plain.outdegrees)
         assert summary.candidates == len(kept)
         # A fingerprint the partition owns but has not visited is a candidate as before.
-        kept, _ = expand(2, index, set())
+        kept, _ = expand(2, index, every_state - successors)
         assert sorted(kept) == sorted(successors)
 
 
