@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Collection
 
 from kcm.impl.kafka_config import KafkaConfig
 from kcm.impl.logs import get_logger
@@ -211,19 +212,46 @@ class ReplicaManager:
         with self.lock:
             now = self._clock_ms()
             for tp, partition in sorted(self.all_partitions.items()):
-                if not partition.is_leader:
-                    continue
-                for follower in partition.replicas:
-                    if follower == self.local_broker_id:
-                        continue
-                    epoch, last = self._follower_fetches.get((tp, follower), (NO_EPOCH, 0))
-                    caught_up = epoch == partition.leader_epoch and now - last <= self._config.replica_lag_time_max_ms
-                    if caught_up and follower not in partition.isr:
+                for follower in self._followers(partition):
+                    change = self._isr_change_due(tp, partition, follower, now)
+                    if change == "expand":
                         self._update_isr(partition, partition.isr + (follower,), None, f"expand: {follower} caught up")
-                    elif not caught_up and follower in partition.isr and len(partition.isr) > 1:
+                    elif change == "shrink":
                         new_isr = tuple(r for r in partition.isr if r != follower)
                         self._update_isr(partition, new_isr, None, f"shrink: {follower} lagging")
 
+    def isr_change_due(self, fetching: Collection[int]) -> bool:
+        """Whether `maybe_shrink_and_expand_isr` will change an ISR, now or once a lag runs out: a
+        caught-up follower outside the ISR, or inside a multi-member ISR one that stopped fetching
+        or is not among the brokers `fetching` (a dead broker's lag runs out). A cluster is not
+        settled while one is due: a fetch the leader takes just after its follower stopped puts the
+        dead replica back into the ISR after the controller's onBrokerFailure, and only the
+        leader's shrink, `replica.lag.time.max.ms` later, takes it out
+        (kafka@2.6.x:core/src/main/scala/kafka/cluster/Partition.scala maybeExpandIsr /
+        maybeShrinkIsr)."""
+        with self.lock:
+            now = self._clock_ms()
+            for tp, partition in self.all_partitions.items():
+                for follower in self._followers(partition):
+                    if self._isr_change_due(tp, partition, follower, now) is not None:
+                        return True
+                    if follower not in fetching and follower in partition.isr and len(partition.isr) > 1:
+                        return True
+            return False
+
+    def _followers(self, partition: Partition) -> list[int]:
+        if not partition.is_leader:
+            return []
+        return [r for r in partition.replicas if r != self.local_broker_id]
+
+    def _isr_change_due(self, tp: TopicPartition, partition: Partition, follower: int, now: int) -> str | None:
+        epoch, last = self._follower_fetches.get((tp, follower), (NO_EPOCH, 0))
+        caught_up = epoch == partition.leader_epoch and now - last <= self._config.replica_lag_time_max_ms
+        if caught_up and follower not in partition.isr:
+            return "expand"
+        if not caught_up and follower in partition.isr and len(partition.isr) > 1:
+            return "shrink"
+        return None
 
 def _summary(request, errors) -> str:
     applied = [str(tp) for tp, e in errors if e is Errors.NONE]

@@ -229,7 +229,8 @@ class ThreadedCluster:
                     raise ImplementationBug(f"broker {broker}: {failure!r} on an implementation thread") from failure
 
     def quiet(self) -> bool:
-        """No controller event queued or running, no request queued or in flight, no ISR change waiting."""
+        """No controller event queued or running, no request queued or in flight, no ISR change waiting,
+        no leader about to expand or shrink an ISR (`ReplicaManager.isr_change_due`)."""
         self.raise_bugs()
         if self._pending_expiry:
             return False
@@ -238,7 +239,8 @@ class ThreadedCluster:
                 continue
             if not server.controller.event_manager.is_idle() or not server.controller.channel_manager.is_idle():
                 return False
-        return True
+        alive = [b for b, server in self.servers.items() if server.alive]
+        return not any(self.servers[b].replica_manager.isr_change_due(alive) for b in alive)
 
     def settle(self, timeout_s: float = 10.0, quiet_for_s: float = 0.3) -> bool:
         """Wait until the cluster has been quiet for `quiet_for_s` (ISR expansions take a few fetches)."""

@@ -166,3 +166,31 @@ def test_a_kafka_error_in_a_controller_handler_is_contained_as_kafka_does(monkey
         assert c.servers[0].controller.event_manager.failure is None
     finally:
         c.close()
+
+
+def test_a_late_fetch_of_a_dead_follower_keeps_the_cluster_unsettled_until_the_leader_shrinks_it_out(cluster):
+    """A fetch the leader takes after its follower stopped (and after the controller's
+    onBrokerFailure took the follower out of the ISR) puts the dead replica back into the ISR; only
+    the leader's shrink, a lag time later, takes it out. `settle()` must wait for that shrink, or the
+    snapshot shows a dead replica in a multi-member ISR (the flaky `kcm simulate` run of session 7)."""
+    from kcm.model.invariants import dead_replica_only_as_sole_isr_member
+    tp = TopicPartition("orders", 0)
+    leader = cluster.partition_states()[tp][1].leader_and_isr.leader
+    victim = next(b for b in (0, 1, 2) if b not in (leader, cluster.controller_id()))
+    cluster.crash_broker(victim)
+    assert wait_for(lambda: victim not in cluster.partition_states()[tp][1].leader_and_isr.isr)
+    assert cluster.settle(WAIT_S)
+    manager = cluster.servers[leader].replica_manager
+    assert not manager.isr_change_due(cluster_alive(cluster))
+    assert manager.handle_fetch(tp, victim, manager.partition(tp).leader_epoch)   # the late fetch
+    assert manager.isr_change_due(cluster_alive(cluster)) and not cluster.quiet()
+    assert wait_for(lambda: victim in cluster.partition_states()[tp][1].leader_and_isr.isr)   # expanded
+    assert cluster.settle(WAIT_S)
+    assert victim not in cluster.partition_states()[tp][1].leader_and_isr.isr                  # shrunk
+    assert dead_replica_only_as_sole_isr_member(cluster.snapshot())
+    details = [r.detail for r in cluster.timeline.of_kind("isr") if r.broker == leader]
+    assert any(f"expand: {victim} caught up" in d for d in details) and any(f"shrink: {victim} lagging" in d for d in details)
+
+
+def cluster_alive(c: ThreadedCluster) -> list[int]:
+    return [b for b, server in c.servers.items() if server.alive]
