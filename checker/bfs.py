@@ -59,6 +59,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kcm.checker.collector import paused_collector
 from kcm.checker.coverage import CoverageCounters, build_coverage
 from kcm.checker.graph import NO_PARENT, ExploredGraph
 from kcm.checker.result import (
@@ -192,7 +193,8 @@ class _Explorer:
 
     def run(self) -> CheckResult:
         try:
-            self._search()
+            with paused_collector():  # the search makes no reference cycles (checker/collector.py)
+                self._search()
         except _Stop:
             self.stopped = True
         except KeyboardInterrupt:

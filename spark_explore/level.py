@@ -69,6 +69,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
+from kcm.checker.collector import pausing_collector
 from kcm.model.properties import Always, AlwaysStep, Sometimes
 from kcm.spark_explore.codec import ModelCodec, StateCodec, state_codec
 from kcm.spark_explore.fpset import FingerprintSet
@@ -214,6 +215,7 @@ def _keep_min(events: dict, name: str, key: tuple) -> None:
         events[name] = key
 
 
+@pausing_collector
 def expand_partition(task: LevelTask, report: Callable[[list], None], index: int,
                      records: Iterable[tuple]) -> Iterator[tuple]:
     """Expand the frontier records of one level partition (its visited record is skipped); yields
@@ -298,6 +300,7 @@ def expand_partition(task: LevelTask, report: Callable[[list], None], index: int
     report([((task.level, EXPAND, index), out)])
 
 
+@pausing_collector
 def merge_partition(task: LevelTask, report: Callable[[list], None], index: int,
                     records: Iterable[tuple]) -> Iterator[tuple]:
     """Check one owner partition's candidates against its visited set. `records` are the level
