@@ -5,8 +5,8 @@ only exists for objects that refer to each other in a cycle. It runs whenever al
 frees by 700, and every so often it walks *every* container object alive. A breadth-first search
 allocates millions of short-lived tuples and keeps millions alive (the visited set, the frontier,
 the model's fingerprint and renaming caches), so those walks grow with the search: on `default`
-they were 30% of the explorer's time (first 16 levels: 43.3 CPU s with the collector, 30.8 without;
-docs/benchmarks.md).
+they were 29% of the first 16 levels' time (43.3 CPU s with the collector, 30.8 without) and 41% of
+the whole preset's (220.5 s, 130.8 s; docs/benchmarks.md).
 
 The Kafka model creates no cycle while it is explored: its states are immutable records of
 records, a step's `World` and `Controller` are dropped when the step ends, and a caught exception

@@ -253,6 +253,7 @@ class ReplicaManager:
             return "shrink"
         return None
 
+
 def _summary(request, errors) -> str:
     applied = [str(tp) for tp, e in errors if e is Errors.NONE]
     ignored = [f"{tp}:{e.name}" for tp, e in errors if e is not Errors.NONE]
