@@ -35,7 +35,7 @@ from kcm.model.cluster import NO_ZNODE, Cluster, EventKind
 
 def _handled(s: Cluster, a, t: Cluster, kind: EventKind):
     """The event of `kind` that step `a` handles at a controller active before and after it at one
-    epoch, or None."""
+    epoch, with a live ZooKeeper session, or None."""
     if type(a) is not ControllerProcessEvent:
         return None
     queue = s.brokers[a.broker].queue
@@ -43,6 +43,13 @@ def _handled(s: Cluster, a, t: Cluster, kind: EventKind):
         return None
     before, after = s.brokers[a.broker], t.brokers[a.broker]
     if not (before.active and after.active and before.ctx.epoch == after.ctx.epoch == t.zk.controller_epoch):
+        return None
+    if not s.zk.session >> a.broker & 1:
+        # The controller's session has expired and it has not noticed yet: every ZooKeeper access
+        # fails (SESSIONEXPIRED), and the state machines log each failed partition and go on
+        # (kafka@2.6.x:core/src/main/scala/kafka/controller/PartitionStateMachine.scala
+        # doHandleStateChanges / ReplicaStateMachine.scala doRemoveReplicasFromIsr), so the event
+        # ends having written nothing; the Expire event that follows resigns.
         return None
     return queue[0]
 

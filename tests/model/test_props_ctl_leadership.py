@@ -86,3 +86,33 @@ def test_hold_on_the_mutation_suite(name) -> None:
     result = explore(KafkaModel(cfg), properties=["ControlledShutdownMovesLeadership", "AutoRebalanceElectsPreferred"],
                      goals_required=False)
     assert result.verdict == "pass" and not result.violations, result.summary_lines()
+
+
+@pytest.mark.parametrize("shutting_down, name", [(0, "ControlledShutdownMovesLeadership"),
+                                                 (2, "ControlledShutdownLeavesBrokerClean")])
+def test_a_controller_whose_session_expired_is_not_held_to_a_shutdown_it_could_not_write(shutting_down, name):
+    """Found by `deep` (bench/reach.py, 6 steps): controller 0's session expires with a
+    ControlledShutdown queued; it handles the event before it notices the expiry, every ZooKeeper
+    write fails, the state machines log the failed partitions, and the broker is answered as 2.6
+    answers it, leadership and ISR unchanged. Not a controller mistake: both properties excuse a
+    controller with an expired session, and judge the same walk with a live one."""
+    from kcm.model.actions import BrokerRequestControlledShutdown, ZkSessionExpire
+    from kcm.model.spec import step
+    cfg = config.load_preset("deep")
+    model = KafkaModel(cfg)
+    prop = next(p for p in model.properties() if p.name == name)
+    start = next(s for s in init_states(cfg) if s.zk.assignment == ((0, 1), (1, 2)) and s.scenario == 0)
+    s = start
+    for action in (A, A, A, BrokerRequestControlledShutdown(shutting_down)):
+        s = step(cfg, s, action)
+    assert s.zk.controller == 0 and s.brokers[0].queue[0].kind is EventKind.ControlledShutdown
+    expired = step(cfg, s, ZkSessionExpire(0))
+    t = step(cfg, expired, A)
+    assert t.zk.partitions == s.zk.partitions                 # nothing written: the session is gone
+    assert t.brokers[0].ctx.shutting_down >> shutting_down & 1  # the handler ran
+    assert prop.holds(expired, A, t)
+    # The same handling with the session alive moves leadership off / shrinks the ISR, and is judged.
+    live = step(cfg, s, A)
+    assert live.zk.partitions != s.zk.partitions and prop.holds(s, A, live)
+    unwritten = live._replace(zk=live.zk._replace(partitions=s.zk.partitions))
+    assert not prop.holds(s, A, unwritten)                     # a controller that wrote nothing fails
