@@ -128,6 +128,10 @@ class ThreadedCluster:
         server = self.servers.get(b)
         return server is not None and server.alive
 
+    def live_brokers(self) -> list[int]:
+        """The brokers whose process runs (they fetch, lead and answer requests), in id order."""
+        return sorted(b for b, server in list(self.servers.items()) if server.alive)
+
     def start_broker(self, b: int) -> None:
         """Start broker `b` (after a crash, once ZooKeeper has expired the old session: until then
         /brokers/ids/<b> belongs to it and registration would fail)."""
@@ -234,12 +238,10 @@ class ThreadedCluster:
         self.raise_bugs()
         if self._pending_expiry:
             return False
-        for server in list(self.servers.values()):
-            if not server.alive:
-                continue
+        alive = self.live_brokers()
+        for server in (self.servers[b] for b in alive):
             if not server.controller.event_manager.is_idle() or not server.controller.channel_manager.is_idle():
                 return False
-        alive = [b for b, server in self.servers.items() if server.alive]
         return not any(self.servers[b].replica_manager.isr_change_due(alive) for b in alive)
 
     def settle(self, timeout_s: float = 10.0, quiet_for_s: float = 0.3) -> bool:
@@ -260,7 +262,7 @@ class ThreadedCluster:
         """The model state of the cluster, taken with every controller paused between two events and
         every replica manager between two requests."""
         with ExitStack() as stack:
-            servers = [self.servers[b] for b in sorted(self.servers) if self.servers[b].alive]
+            servers = [self.servers[b] for b in self.live_brokers()]
             for server in servers:
                 stack.enter_context(server.controller.event_manager.processing_lock)
             for server in servers:

@@ -110,6 +110,16 @@ def _isr_expansion_pending(s: Cluster) -> bool:
     return False
 
 
+def writes_fail(s: Cluster, b: int) -> bool:
+    """Broker `b`'s ZooKeeper session has expired (and its controller may not have noticed yet):
+    every ZooKeeper access it makes fails with SESSIONEXPIRED, and the state machines log each
+    failed partition and go on (kafka@2.6.x:core/src/main/scala/kafka/controller/
+    PartitionStateMachine.scala doHandleStateChanges, ReplicaStateMachine.scala
+    doRemoveReplicasFromIsr), so an event it handles writes nothing; the Expire event that follows
+    resigns. A property about what a controller event writes does not judge such an event."""
+    return not s.zk.session >> b & 1
+
+
 def _registered(s: Cluster) -> set[int]:
     return {b for b, e in enumerate(s.zk.broker_epochs) if e}
 
@@ -606,11 +616,9 @@ def controlled_shutdown_leaves_broker_clean(ppt: int):
         if not done:
             return True
         c = a.broker
-        if not s.zk.session >> c & 1:
-            # An expired controller session fails every write, and the replica state machine logs
-            # the failed ISR shrinks and goes on: 2.6 answers the shutdown with nothing left
-            # while the broker is still in the ISR (doRemoveReplicasFromIsr); the broker's own
-            # session closing then takes it out (onBrokerFailure).
+        if writes_fail(s, c):
+            # 2.6 answers the shutdown with nothing left while the broker is still in the ISR;
+            # the broker's own session closing then takes it out (onBrokerFailure).
             return True
         before, after = s.brokers[c].ctx, t.brokers[c].ctx
         n = len(s.brokers)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from kcm.model.actions import ControllerProcessEvent
 from kcm.model.cluster import NO_ZNODE, Cluster, EventKind
+from kcm.model.invariants import writes_fail  # invariants imports this module only inside properties_for
 
 
 def _handled(s: Cluster, a, t: Cluster, kind: EventKind):
@@ -44,12 +45,7 @@ def _handled(s: Cluster, a, t: Cluster, kind: EventKind):
     before, after = s.brokers[a.broker], t.brokers[a.broker]
     if not (before.active and after.active and before.ctx.epoch == after.ctx.epoch == t.zk.controller_epoch):
         return None
-    if not s.zk.session >> a.broker & 1:
-        # The controller's session has expired and it has not noticed yet: every ZooKeeper access
-        # fails (SESSIONEXPIRED), and the state machines log each failed partition and go on
-        # (kafka@2.6.x:core/src/main/scala/kafka/controller/PartitionStateMachine.scala
-        # doHandleStateChanges / ReplicaStateMachine.scala doRemoveReplicasFromIsr), so the event
-        # ends having written nothing; the Expire event that follows resigns.
+    if writes_fail(s, a.broker):
         return None
     return queue[0]
 

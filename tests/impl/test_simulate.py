@@ -132,15 +132,22 @@ def test_a_real_zookeeper_runs_a_scenario(zookeeper_hosts, tmp_path, capsys):
         do = "expire_session"
         broker = "controller"
     """))
+    # Other tests' threaded clusters on the session's ZooKeeper leave their own chroots: only the
+    # ones this run makes count.
+    before = set(_chroots(zookeeper_hosts))
     assert main(["simulate", "--zk", zookeeper_hosts, "--scenario", str(scenario), "--brief"]) == 0
     out = capsys.readouterr().out
     assert f"ZooKeeper {zookeeper_hosts}" in out and "epoch 2" in out and "PASS" in out
     # the watches are the embedded ZooKeeper's to list: a real one's client cannot
     assert "not checked on a real ZooKeeper (a client cannot list its watches): ControllerWatchesArmed" in out
-    assert not [c for c in _root_children(zookeeper_hosts) if c.startswith("kcm-simulate-")]   # chroot removed
+    assert set(_chroots(zookeeper_hosts)) == before   # the run's chroot removed
     assert main(["simulate", "--zk", zookeeper_hosts, "--scenario", str(scenario), "--brief", "--keep-chroot"]) == 0
-    kept = [c for c in _root_children(zookeeper_hosts) if c.startswith("kcm-simulate-")]
+    kept = sorted(set(_chroots(zookeeper_hosts)) - before)
     assert len(kept) == 1 and f"kept ZooKeeper chroot /{kept[0]}" in capsys.readouterr().out
+
+
+def _chroots(hosts: str) -> list[str]:
+    return [c for c in _root_children(hosts) if c.startswith("kcm-simulate-")]
 
 
 def _root_children(hosts: str) -> list[str]:

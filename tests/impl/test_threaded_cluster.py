@@ -181,9 +181,9 @@ def test_a_late_fetch_of_a_dead_follower_keeps_the_cluster_unsettled_until_the_l
     assert wait_for(lambda: victim not in cluster.partition_states()[tp][1].leader_and_isr.isr)
     assert cluster.settle(WAIT_S)
     manager = cluster.servers[leader].replica_manager
-    assert not manager.isr_change_due(cluster_alive(cluster))
+    assert not manager.isr_change_due(cluster.live_brokers())
     assert manager.handle_fetch(tp, victim, manager.partition(tp).leader_epoch)   # the late fetch
-    assert manager.isr_change_due(cluster_alive(cluster)) and not cluster.quiet()
+    assert manager.isr_change_due(cluster.live_brokers()) and not cluster.quiet()
     assert cluster.settle(WAIT_S)
     assert victim not in cluster.partition_states()[tp][1].leader_and_isr.isr
     assert dead_replica_only_as_sole_isr_member(cluster.snapshot())
@@ -192,7 +192,3 @@ def test_a_late_fetch_of_a_dead_follower_keeps_the_cluster_unsettled_until_the_l
     details = [r.detail for r in cluster.timeline.of_kind("isr") if r.broker == leader]
     expanded = next(i for i, d in enumerate(details) if f"expand: {victim} caught up" in d)
     assert any(f"shrink: {victim} lagging" in d for d in details[expanded + 1:])
-
-
-def cluster_alive(c: ThreadedCluster) -> list[int]:
-    return [b for b, server in c.servers.items() if server.alive]

@@ -10,11 +10,11 @@ import pytest
 
 from kcm import config
 from kcm.checker.bfs import explore
-from kcm.model.actions import ControllerProcessEvent
+from kcm.model.actions import BrokerRequestControlledShutdown, ControllerProcessEvent, ZkSessionExpire
 from kcm.model.cluster import Event, EventKind, put
 from kcm.model.config import ModelConfig
 from kcm.model.props_ctl_leadership import auto_rebalance_elects_preferred, controlled_shutdown_moves_leadership
-from kcm.model.spec import KafkaModel, init_states, settle
+from kcm.model.spec import KafkaModel, init_states, settle, step
 
 SMALL = ModelConfig.from_mapping({"brokers": 2, "replication_factor": 2, "max_broker_crashes": 1,
                                   "max_session_expiries": 0})
@@ -96,8 +96,6 @@ def test_a_controller_whose_session_expired_is_not_held_to_a_shutdown_it_could_n
     write fails, the state machines log the failed partitions, and the broker is answered as 2.6
     answers it, leadership and ISR unchanged. Not a controller mistake: both properties excuse a
     controller with an expired session, and judge the same walk with a live one."""
-    from kcm.model.actions import BrokerRequestControlledShutdown, ZkSessionExpire
-    from kcm.model.spec import step
     cfg = config.load_preset("deep")
     model = KafkaModel(cfg)
     prop = next(p for p in model.properties() if p.name == name)
