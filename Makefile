@@ -6,16 +6,23 @@ VENV := .venv
 BIN := $(VENV)/bin
 PRESET ?= default
 PYTEST_ARGS ?=
+# The model and the explorer compiled with Cython (kcm/compiled.py): rebuilt when a source changed;
+# until then the edited module runs from its .py file.
+COMPILED := build/compiled/manifest.json
 
 .PHONY: run test bench docs diagrams sysdeps sysdeps-run clean
 
-run: $(VENV)/.installed sysdeps-run
+run: $(VENV)/.installed $(COMPILED) sysdeps-run
 	$(BIN)/kcm check --preset $(PRESET) --diagrams docs/diagrams
 
-test: $(VENV)/.installed-dev sysdeps
+# The suite runs compiled; the mutation tests, which trace the model's source lines, run in a
+# second pass from source (tests/conftest.py, PURE_ONLY).
+PURE_ONLY := tests/checker/test_mutate.py tests/checker/test_mutation_triage.py tests/spark/test_mutate_spark.py
+test: $(VENV)/.installed-dev $(COMPILED) sysdeps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	KCM_PURE=1 $(BIN)/python -m pytest $(PYTEST_ARGS) $(PURE_ONLY)
 
-bench: $(VENV)/.installed-dev sysdeps-run
+bench: $(VENV)/.installed-dev $(COMPILED) sysdeps-run
 	$(BIN)/python bench/run_all.py
 
 diagrams docs: $(VENV)/.installed sysdeps-run
@@ -34,6 +41,9 @@ $(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed
 	$(BIN)/pip install -q -e '.[dev]' 2> >(grep -v "^WARNING: Location" >&2)
 	touch $@
 
+$(COMPILED): $(VENV)/.installed scripts/build_compiled.py kcm/compiled.py $(wildcard model/*.py) checker/bfs.py spark_explore/level.py
+	KCM_PURE=1 $(BIN)/python scripts/build_compiled.py
+
 # graphviz's `dot` renders the diagrams; ZooKeeper runs the implementation's integration tests;
 # headless Chromium opens report.html in the tests.
 sysdeps-run:
@@ -43,4 +53,4 @@ sysdeps:
 	@bash scripts/sysdeps.sh graphviz zookeeper chromium
 
 clean:
-	rm -rf $(VENV) kcm-out .pytest_cache .hypothesis
+	rm -rf $(VENV) build kcm-out .pytest_cache .hypothesis

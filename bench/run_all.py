@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).parent
-BENCHES = [["explore.py", "--presets", "tiny"], ["proofs.py"], ["spark_explore.py", "--presets", "tiny"],
+BENCHES = [["explore.py", "--presets", "tiny"], ["compiled.py", "--max-depth", "9", "--pairs", "1"], ["proofs.py"],
+           ["spark_explore.py", "--presets", "tiny"],
            ["fuzz.py"]]
 
 for args in BENCHES:

@@ -814,9 +814,14 @@ def baselines(configs: list[tuple[str, object]], budget: Budget) -> list[Baselin
 
     Each exhaustive clean run is traced (`_LineCoverage`): the lines of the mutable files it
     executed, and what deciding a mutant without a search needs (`CleanGraph`)."""
+    from kcm import compiled
     from kcm.errors import UsageError
     from kcm.model.spec import KafkaModel
 
+    if compiled.compiled_among([f"kcm.model.{f[:-3]}" for f in MUTABLE_FILES]):
+        # _LineCoverage sees no line of compiled code: every mutant would look unreached.
+        raise UsageError("mutation testing traces the model's source lines: run it with "
+                         f"{compiled.PURE_ENV}=1 (kcm mutate restarts itself so)")
     out = []
     for name, cfg in configs:
         if budget.walks:

@@ -14,3 +14,9 @@ except PackageNotFoundError:  # running from a source tree that was not installe
 
 #: The Kafka version whose controller the model pins.
 KAFKA_VERSION = "2.6"
+
+# The model and the explorer compiled with Cython, where a build is up to date with the sources
+# (kcm/compiled.py); before any kcm.model import, in every process (Spark's workers too).
+from kcm import compiled as _compiled  # noqa: E402
+
+_compiled.install()

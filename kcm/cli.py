@@ -7,13 +7,14 @@ never a traceback.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
 
 import click
 
-from kcm import __version__
+from kcm import __version__, compiled
 from kcm.commands import check, diagram, explore, fuzz, mutate, prove, simulate, trace, variants
 from kcm.errors import EXIT_INCOMPLETE, EXIT_USAGE, KcmError
 
@@ -87,6 +88,10 @@ def _main(argv: list[str] | None) -> int:
 
 
 def entry() -> None:
+    if sys.argv[1:2] == ["mutate"] and compiled.compiled_among(list(sys.modules)):
+        # Mutation testing traces the model's source lines (kcm/compiled.py): start again from source.
+        os.execve(sys.executable, [sys.executable, "-m", "kcm.cli", *sys.argv[1:]],
+                  {**os.environ, compiled.PURE_ENV: "1"})
     sys.exit(main())
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from kcm import KAFKA_VERSION, config
+from kcm import KAFKA_VERSION, compiled, config
 from kcm.checker import diagrams, proofs, report
 from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, check_writable_dir, UsageError
 from kcm.exploration import (ENGINES, VARIANT_HELP, check_engine_options, check_outputs, load_config,
@@ -64,7 +64,7 @@ def command(preset, config_file, variant, out, diagram_dir, json_file, junit_fil
         check_writable_dir(diagram_dir, "--diagrams")
     console.print(f"kcm check · Kafka {KAFKA_VERSION} controller · {label} "
                   f"({cfg.brokers} brokers, {cfg.topics} topic(s) × {cfg.partitions} partition(s), "
-                  f"RF {cfg.replication_factor}){' · variant ' + cfg.variant if cfg.variant else ''}")
+                  f"RF {cfg.replication_factor}){' · variant ' + cfg.variant if cfg.variant else ''} · {compiled.status()}")
     console.print("[bold]1. State tables[/bold]")
     for line in _table_lines():
         console.print(f"  [green]✓[/green] {line}")

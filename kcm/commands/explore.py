@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from kcm import config
+from kcm import compiled, config
 from kcm.checker import report
 from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, UsageError
 from kcm.exploration import (ENGINES, VARIANT_HELP, check_engine_options, check_outputs, load_config,
@@ -65,7 +65,8 @@ def command(preset, config_file, variant, invariants, symmetry, por, max_depth, 
     sym_text = ("symmetry off (liveness: cycles and fairness need real states)" if liveness
                 else symmetry_text(cfg, symmetry))
     console.print(f"kcm explore · {label}{' · variant ' + cfg.variant if cfg.variant else ''} · "
-                  f"{sym_text}{' · partial-order reduction on (traces may be longer than the shortest)' if por else ''}")
+                  f"{sym_text}{' · partial-order reduction on (traces may be longer than the shortest)' if por else ''}"
+                  f" · {compiled.status()}")
     if simulate:
         return run_simulation(console, name, cfg, runs=runs, depth=depth, seed=seed, master=master,
                               invariants=tuple(invariants), out=out)
