@@ -112,7 +112,7 @@ def compiled_among(names) -> list[str]:
 
 
 def status() -> str:
-    """One word for headers: "compiled" when the explorer and the model run compiled (the modules
+    """For headers: "compiled" when the explorer and the model run compiled (the modules
     imported so far all came from the build), else "pure Python"."""
     if _finder is None or not _finder.loaded or not all(_finder.loaded.values()):
         return "pure Python"

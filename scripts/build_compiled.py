@@ -44,9 +44,9 @@ def main() -> int:
     build = compiled.BUILD_DIR
     src = build / "src"
     shutil.rmtree(build, ignore_errors=True)
-    extensions = []
+    extensions, copies = [], {}
     for name, path in sources.items():
-        copy = src / Path(*name.split(".")).with_suffix(".py")
+        copy = copies[name] = src / Path(*name.split(".")).with_suffix(".py")
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, copy)
         extensions.append(Extension(name, [str(copy)]))
@@ -64,7 +64,9 @@ def main() -> int:
             print(f"build_compiled: no extension built for {name}", file=sys.stderr)
             return 1
         manifest["modules"][name] = {"source": str(path.relative_to(ROOT)),
-                                     "sha256": compiled.source_hash(path),
+                                     # of the bytes compiled: a source edited during the build
+                                     # does not match, and runs from its .py
+                                     "sha256": compiled.source_hash(copies[name]),
                                      "binary": str(found[0].relative_to(build))}
     compiled.MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     print(f"compiled {len(sources)} modules with Cython in {time.monotonic() - started:.0f} s "
