@@ -20,13 +20,13 @@ from kcm import compiled, config
 #: Explores a few presets and prints what a run found, as JSON (run in this process and in a
 #: pure-Python one).
 SUMMARY = textwrap.dedent("""
-    import json, sys
+    import json
+    import kcm.model.spec
     from kcm import compiled
     from kcm.checker.bfs import explore
     from kcm.config import load_preset
     from kcm.model.spec import KafkaModel
 
-    import kcm.model.spec
     out = {"status": compiled.status(), "spec": kcm.model.spec.__file__}
     for name, depth in (("tiny", None), ("zkfaults", None), ("v4", None), ("default", 9)):
         r = explore(KafkaModel(load_preset(name)), max_depth=depth)
