@@ -16,11 +16,10 @@ run: $(VENV)/.installed $(COMPILED) sysdeps-run
 	$(BIN)/kcm check --preset $(PRESET) --diagrams docs/diagrams
 
 # The suite runs compiled; the mutation tests, which trace the model's source lines, run in a
-# second pass from source (tests/conftest.py, PURE_ONLY).
-PURE_ONLY := tests/checker/test_mutate.py tests/checker/test_mutation_triage.py tests/spark/test_mutate_spark.py
+# second pass from source (marked `pure_only` by tests/conftest.py).
 test: $(VENV)/.installed-dev $(COMPILED) sysdeps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
-	KCM_PURE=1 $(BIN)/python -m pytest $(PYTEST_ARGS) $(PURE_ONLY)
+	KCM_PURE=1 $(BIN)/python -m pytest $(PYTEST_ARGS) -m pure_only
 
 bench: $(VENV)/.installed-dev $(COMPILED) sysdeps-run
 	$(BIN)/python bench/run_all.py
@@ -41,8 +40,8 @@ $(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed
 	$(BIN)/pip install -q -e '.[dev]' 2> >(grep -v "^WARNING: Location" >&2)
 	touch $@
 
-$(COMPILED): $(VENV)/.installed scripts/build_compiled.py kcm/compiled.py $(wildcard model/*.py) checker/bfs.py spark_explore/level.py
-	KCM_PURE=1 $(BIN)/python scripts/build_compiled.py
+$(COMPILED): $(VENV)/.installed kcm/compiled.py $(wildcard model/*.py) checker/bfs.py spark_explore/level.py
+	KCM_PURE=1 $(BIN)/python -c 'import sys, kcm.compiled; sys.exit(kcm.compiled.build())'
 
 # graphviz's `dot` renders the diagrams; ZooKeeper runs the implementation's integration tests;
 # headless Chromium opens report.html in the tests.

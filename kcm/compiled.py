@@ -8,11 +8,11 @@ CPU seconds on the whole `default` (docs/benchmarks.md, "Compiled with Cython").
 
 One source. The `.py` files stay the only source; the compiled modules are a cache of them:
 
-- `scripts/build_compiled.py` (run by `make run`, `make test` and `make bench` when a source
-  changed) compiles every module of `kcm.model` but `config` (Cython refuses its starred tuple),
-  the sequential explorer `kcm.checker.bfs` and Spark's task functions `kcm.spark_explore.level`
-  into `build/compiled/` beside the sources, never in place, and writes a manifest of each
-  source's SHA-256.
+- `build()` (`make run`, `make test` and `make bench` call it when a source changed) compiles
+  every module of `kcm.model` but `config` (Cython refuses its starred tuple), the sequential
+  explorer `kcm.checker.bfs` and Spark's task functions `kcm.spark_explore.level` into
+  `build/compiled/` beside the sources, never in place, and writes a manifest of the SHA-256 of
+  each source it compiled.
 - `install()` (called by `kcm/__init__.py`, so in every process that imports kcm: the CLI, the
   tests, Spark's Python workers) puts a finder first on `sys.meta_path`. For a module in the
   manifest whose source file still has the recorded hash, it loads the extension module; for any
@@ -26,7 +26,7 @@ One source. The `.py` files stay the only source; the compiled modules are a cac
 Mutation testing runs from source: it traces which lines of the clean model run, which compiled
 code does not report, so `checker/mutate.py` refuses a compiled model (one line), `kcm mutate`
 restarts itself with `KCM_PURE=1`, and `make test` runs the mutation tests in a pure-Python pass
-(`tests/conftest.py`, `PURE_ONLY`).
+(`tests/conftest.py`, `PURE_ONLY`, marked `pure_only`).
 """
 
 from __future__ import annotations
@@ -36,10 +36,12 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import shutil
 import sys
+import time
 from pathlib import Path
 
-#: What `scripts/build_compiled.py` compiles: `kcm.model` but these, and `EXTRA`.
+#: What `build()` compiles: `kcm.model` but these, and `EXTRA`.
 MODEL_SKIPPED = frozenset({"kcm.model.config"})  # Cython refuses its starred expression in a tuple
 EXTRA = ("kcm.checker.bfs", "kcm.spark_explore.level")
 #: Where the build goes: `build/compiled/` in the source tree (the repository root).
@@ -55,7 +57,9 @@ def source_hash(path: Path) -> str:
 
 
 def _abi() -> str:
-    return f"{sys.implementation.cache_tag}-{importlib.machinery.EXTENSION_SUFFIXES[0]}"
+    """The running interpreter's extension suffix (`.cpython-311-x86_64-linux-gnu.so`): an
+    extension built by another Python would not load."""
+    return importlib.machinery.EXTENSION_SUFFIXES[0]
 
 
 class CompiledFinder:
@@ -106,9 +110,8 @@ def install() -> CompiledFinder | None:
 
 
 def compiled_among(names) -> list[str]:
-    """Which of the modules `names` (import names) were loaded from the build."""
-    return [n for n in names if _finder is not None and _finder.loaded.get(n)
-            and n in sys.modules and isinstance(sys.modules[n].__loader__, importlib.machinery.ExtensionFileLoader)]
+    """Which of the modules `names` (import names) were imported from the build."""
+    return [n for n in names if _finder is not None and _finder.loaded.get(n) and n in sys.modules]
 
 
 def status() -> str:
@@ -117,3 +120,64 @@ def status() -> str:
     if _finder is None or not _finder.loaded or not all(_finder.loaded.values()):
         return "pure Python"
     return "compiled"
+
+
+# ---- the build ---------------------------------------------------------------------------------
+
+
+def _sources() -> dict[str, Path]:
+    """Import name -> source file of every module compiled. The editable install maps kcm.model to
+    model/, kcm.checker to checker/, kcm.spark_explore to spark_explore/ (pyproject.toml)."""
+    sources = {f"kcm.model.{p.stem}": p for p in sorted((ROOT / "model").glob("*.py")) if p.stem != "__init__"}
+    for name in MODEL_SKIPPED:
+        sources.pop(name, None)
+    for name in EXTRA:
+        package, module = name.rsplit(".", 1)
+        sources[name] = ROOT / package.split(".", 1)[1] / f"{module}.py"
+    return sources
+
+
+def build() -> int:
+    """Compile the modules into `BUILD_DIR` and write the manifest; returns an exit code.
+
+    The sources are copied to `src/` under their import names and cythonized there, then built
+    with the system's C compiler. Directives: Python 3 semantics; `binding=True`, so that compiled
+    functions introspect and pickle like Python ones; `annotation_typing=False`, so that
+    annotations stay annotations (Cython would otherwise check them as exact types: an `EnumType`
+    refused where `type` is annotated, a `bool` where `int` is), and the compiled code keeps the
+    source's semantics exactly. The manifest records the hash of the bytes compiled (the copies),
+    so a source edited during the build runs from its `.py`."""
+    from Cython.Build import cythonize
+    from setuptools import Extension, setup
+
+    sources = _sources()
+    shutil.rmtree(BUILD_DIR, ignore_errors=True)
+    copies = {}
+    for name, path in sources.items():
+        copy = copies[name] = BUILD_DIR / "src" / Path(*name.split(".")).with_suffix(".py")
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, copy)
+    started = time.monotonic()
+    cwd = os.getcwd()
+    os.chdir(BUILD_DIR)  # not the repository root: setuptools would read its pyproject.toml
+    try:
+        modules = cythonize([Extension(name, [str(copy)]) for name, copy in copies.items()],
+                            compiler_directives={"language_level": 3, "binding": True, "annotation_typing": False},
+                            quiet=True, build_dir=str(BUILD_DIR / "c"))
+        setup(name="kcm-compiled", ext_modules=modules, script_args=[
+            "-q", "build_ext", "--build-lib", str(BUILD_DIR / "lib"), "--build-temp", str(BUILD_DIR / "tmp"),
+            "--parallel", "2"])
+    finally:
+        os.chdir(cwd)
+    modules_out = {}
+    for name, path in sources.items():
+        binary = BUILD_DIR / "lib" / Path(*name.split(".")).with_suffix(_abi())
+        if not binary.is_file():
+            print(f"kcm.compiled: no extension built for {name}", file=sys.stderr)
+            return 1
+        modules_out[name] = {"source": str(path.relative_to(ROOT)), "sha256": source_hash(copies[name]),
+                             "binary": str(binary.relative_to(BUILD_DIR))}
+    MANIFEST.write_text(json.dumps({"abi": _abi(), "modules": modules_out}, indent=1) + "\n", encoding="utf-8")
+    print(f"compiled {len(sources)} modules with Cython in {time.monotonic() - started:.0f} s "
+          f"({BUILD_DIR.relative_to(ROOT)})")
+    return 0

@@ -22,21 +22,21 @@ from kcm.checker.bfs import CheckOptions, explore
 from kcm.model.spec import KafkaModel
 
 #: Test files that need the model run from source: mutation testing traces its lines
-#: (kcm/compiled.py). Run compiled, the session leaves them out and says so; `make test` runs
-#: them in a second, pure-Python pass (KCM_PURE=1), which runs everything.
+#: (kcm/compiled.py). Their tests are marked `pure_only`; run compiled, the session leaves them out
+#: and says so, and `make test` runs them in a second, pure-Python pass (`KCM_PURE=1 pytest -m
+#: pure_only`). A session run with KCM_PURE=1 and no `-m` runs everything.
 PURE_ONLY = ("tests/checker/test_mutate.py", "tests/checker/test_mutation_triage.py",
              "tests/spark/test_mutate_spark.py")
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects on the marker
 def pytest_collection_modifyitems(config, items):
-    if compiled.status() != "compiled":
-        return
-    kept, left = [], []
-    for item in items:
-        (left if any(str(item.path).endswith(f) for f in PURE_ONLY) else kept).append(item)
-    if left:
+    left = [item for item in items if any(str(item.path).endswith(f) for f in PURE_ONLY)]
+    for item in left:
+        item.add_marker(pytest.mark.pure_only)
+    if left and compiled.status() == "compiled":
         config.hook.pytest_deselected(items=left)
-        items[:] = kept
+        items[:] = [item for item in items if "pure_only" not in item.keywords]
         config._kcm_pure_only = len(left)
 
 
@@ -44,7 +44,7 @@ def pytest_terminal_summary(terminalreporter, config):
     left = getattr(config, "_kcm_pure_only", 0)
     if left:
         terminalreporter.write_line(f"{left} tests need the model from source and were left for the "
-                                    f"pure-Python pass: {compiled.PURE_ENV}=1 pytest {' '.join(PURE_ONLY)}")
+                                    f"pure-Python pass: {compiled.PURE_ENV}=1 pytest -m pure_only")
 
 
 #: Deep enough for a controller failover, a controlled shutdown and a reassignment (goals met at

@@ -57,7 +57,7 @@ def test_the_suite_runs_what_the_environment_asks_for():
     if os.environ.get(compiled.PURE_ENV):
         assert kcm.model.spec.__file__.endswith(".py") and compiled.status() == "pure Python"
     else:
-        assert compiled.status() == "compiled", "no up-to-date build: run `make test` (or scripts/build_compiled.py)"
+        assert compiled.status() == "compiled", "no up-to-date build: run `make test` (it calls kcm.compiled.build())"
         assert isinstance(kcm.model.spec.__loader__, ExtensionFileLoader)
         assert isinstance(kcm.checker.bfs.__loader__, ExtensionFileLoader)
 
