@@ -339,14 +339,15 @@ class Model(Generic[State, Action]):
 
     # ---- optional: states as bytes, for checkers that ship them between processes ------------
 
-    def encode_state(self, state: State) -> bytes:
-        """The state as bytes that `decode_state` turns back into an equal state that behaves
-        exactly like it (same types, same identity for the constants the model compares with
-        `is`), in any process running the same code. Optional: the default raises
+    def encode_state(self, state: State) -> bytes | tuple:
+        """The state as bytes (or a tuple of bytes and plain values, which a pickle of many states
+        writes once where they share a bytes object) that `decode_state` turns back into an equal
+        state that behaves exactly like it (same types, same identity for the constants the model
+        compares with `is`), in any process running the same code. Optional: the default raises
         NotImplementedError and the Spark explorer then uses its generic pickle codec
         (`kcm.spark_explore.codec`). Override both methods or neither."""
         raise NotImplementedError
 
-    def decode_state(self, data: bytes) -> State:
+    def decode_state(self, data: bytes | tuple) -> State:
         """The state `encode_state` wrote (see there)."""
         raise NotImplementedError

@@ -714,10 +714,10 @@ class KafkaModel(Model):
     def fields(self, state: Cluster) -> dict:
         return state_fields(state)
 
-    def encode_state(self, state: Cluster) -> bytes:
-        return state_codec.encode(state)  # marshal of plain tuples (model/codec.py)
+    def encode_state(self, state: Cluster) -> tuple:
+        return state_codec.encode(state)  # its records' marshals, in a tuple (model/codec.py)
 
-    def decode_state(self, data: bytes) -> Cluster:
+    def decode_state(self, data: tuple) -> Cluster:
         return state_codec.decode(data)
 
 

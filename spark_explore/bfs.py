@@ -254,7 +254,7 @@ class _SparkExplorer:
 
     def options_key(self) -> tuple:
         """The options a snapshot must share with the run that resumes it."""
-        return (self.symmetric, self.checked, self.stop, self.opts.table_coverage)
+        return (snapshots.RECORDS_FORMAT, self.symmetric, self.checked, self.stop, self.opts.table_coverage)
 
     # ---- the run -------------------------------------------------------------------------------
 
@@ -329,8 +329,9 @@ class _SparkExplorer:
             raise UsageError(f"no complete snapshot in '{root}' to resume from")
         state, records = self._read_snapshot(path)
         if state.spec != self.spec or state.options_key != self.options_key():
-            raise UsageError(f"the snapshot in '{path}' was written for another model or other "
-                             "options (symmetry, properties, stop on violation, table coverage)")
+            raise UsageError(f"the snapshot in '{path}' was written for another model, by another kcm "
+                             "version or with other options (symmetry, properties, stop on violation, "
+                             "table coverage)")
         self.partitions = state.partitions
         self.level, self.frontier, self.queue = state.level, state.frontier, state.frontier
         self.generated, self.distinct = state.generated, state.distinct

@@ -31,6 +31,12 @@ from kcm.spark_explore.spec import ModelSpec
 
 _LEVEL_DIR = re.compile(r"^level-(\d{5,})$")
 
+#: The layout of a snapshot's records and of the encoded states in them, part of the options a
+#: resume must share: a snapshot written by a kcm that encoded states otherwise is refused in one
+#: line, not failed on in an executor. 2: the Kafka model's states as a tuple of their records'
+#: bytes (`kcm/model/codec.py`), no longer one bytes object.
+RECORDS_FORMAT = 2
+
 
 @dataclass
 class DriverState:

@@ -4,8 +4,8 @@ These are the top-level pure functions Spark ships (with a small `LevelTask` and
 callable); the driver loop is in `bfs.py`. Records are pairs, all partitioned by `owner_of` on
 their key:
 
-    frontier   (fp: bytes, (path, state_bytes))                 a state found at this level
-    candidate  (fp: bytes, (path, kind, state_bytes, failed))   a successor, before the visited check
+    frontier   (fp: bytes, (path, state_data))                 a state found at this level
+    candidate  (fp: bytes, (path, kind, state_data, failed))   a successor, before the visited check
     visited    (p: int >= 0, FingerprintSet)                    partition p's share of the visited set
 
 A level RDD holds partition p's visited record and the frontier records p owns. Summaries (each
@@ -53,10 +53,10 @@ visited set; it keeps, per fingerprint, the candidate with the smallest path (wh
 `reduceByKey(keep_first)` did, without a Python pass of its own), drops the visited ones, and
 emits the new frontier and the merged `FingerprintSet`.
 
-States travel as bytes (`codec.py`: the model's own codec, `Model.encode_state`, when it has one;
-else pickle keeping the identity of the model's constants). Encodings need not be canonical:
-identity comes from `model.fingerprint` (of `model.representative` with symmetry), computed where
-states are made.
+States travel encoded (`codec.py`: the model's own codec, `Model.encode_state`, when it has one,
+the Kafka model's a tuple of its records' bytes; else pickle keeping the identity of the model's
+constants). Encodings need not be canonical: identity comes from `model.fingerprint` (of
+`model.representative` with symmetry), computed where states are made.
 """
 
 from __future__ import annotations

@@ -19,6 +19,13 @@ from kcm.spark_explore.spec import ModelSpec
 SENTINELS = (NO_ZNODE, NO_REPLICA)
 
 
+def plain_values(value) -> bool:
+    """Nothing but tuples, ints, bools and None (what marshal takes)."""
+    if type(value) is tuple:
+        return all(map(plain_values, value))
+    return type(value) in (int, bool, type(None))
+
+
 def same(a, b, where: str = "state") -> None:
     """`a` and `b` are equal with the same type at every node, enum members and sentinels being
     the very same objects."""
@@ -68,18 +75,53 @@ def test_every_tiny_state_round_trips_exactly(tiny_states):
     assert any(z is NO_ZNODE for s in states for z in s.zk.partitions)
     assert any(r is NO_REPLICA for s in states for b in s.brokers for r in b.replicas)
     assert any(r is not NO_REPLICA for s in states for b in s.brokers for r in b.replicas)
-    for warm in (False, True):  # cold caches, then every record remembered
+    for warm in (False, True):  # cold caches, then the records decoded in the first pass
         if not warm:
             codec.clear_caches()
         for s in states:
             data = model.encode_state(s)
-            assert type(data) is bytes
+            zk, brokers, net, rest = data  # each record's marshal, for pickle to share
+            assert type(zk) is bytes and all(type(b) is bytes for b in brokers)
+            assert all(type(q) is bytes or q == () for q in net) and plain_values(rest)
             same(model.decode_state(data), s)
     # The plain form is what marshal takes: nothing but tuples, ints, bools and None.
     for s in states[:200]:
         plain = codec.to_plain(s)
-        assert marshal.loads(marshal.dumps(plain)) == plain
+        assert plain_values(plain) and marshal.loads(marshal.dumps(plain)) == plain
         same(codec.from_plain(plain), s)
+
+
+@pytest.mark.parametrize("limit", [1 << 16, 3], ids=["cache", "cleared-every-state"])
+def test_successors_of_a_decoded_state_encode_exactly(tiny_states, limit, monkeypatch):
+    """What the Spark explorer's expansion does: decode a frontier state, then encode each
+    successor. A record it shares with the parent is found among those `decode` remembered and
+    comes out as the parent's very bytes object (so a pickled batch writes it once). Each
+    encoding decodes, from cold caches, to the successor, also when the caches are so small that
+    they are cleared while a state is decoded. (The bytes may differ from a cold encoding's:
+    marshal flags objects referenced more than once.)"""
+    model, states = tiny_states
+    sample = states[::7]
+    for cache in (codec._ENCODED, codec._ZKS, codec._CONTEXTS, codec._BROKERS, codec._QUEUES):
+        monkeypatch.setattr(cache, "limit", limit)
+    codec.clear_caches()
+    warm, shared = {}, 0
+    for i, s in enumerate(sample):
+        data = codec.encode(s)
+        parent = codec.decode(data)
+        for n, (_, u) in enumerate(model.successors(parent)):
+            warm[i, n] = encoded = codec.encode(u)
+            for b, p, eb in zip(u.brokers, parent.brokers, encoded[1]):
+                if b is p and limit > 16:  # a record shared with the parent: its very bytes
+                    # (two brokers of one state may be one record: either's bytes object)
+                    assert any(eb is e for x, e in zip(parent.brokers, data[1]) if x is b)
+                    shared += 1
+            assert len(codec._ENCODED) <= max(limit, 16)
+    assert shared > 1000 or limit <= 16
+    for i, s in enumerate(sample):
+        for n, (_, t) in enumerate(model.successors(s)):
+            codec.clear_caches()
+            same(codec.decode(warm.pop((i, n))), t)
+    assert not warm
 
 
 def test_copies_of_sentinels_stay_copies():

@@ -11,6 +11,7 @@ from kcm.checker.bfs import CheckOptions, explore
 from kcm.checker.result import DEADLOCK
 from kcm.config import load_preset
 from kcm.errors import UsageError
+from kcm.spark_explore import checkpoint as snapshots
 from kcm.spark_explore.bfs import SparkOptions, _SparkExplorer, explore_spark
 from kcm.spark_explore.level import is_visited, owner_of
 from kcm.spark_explore.spec import ModelSpec
@@ -230,7 +231,7 @@ def test_shuffle_bytes_follow_the_candidates_not_the_visited_set(spark):
 # ---- checkpoints and resume ----------------------------------------------------------------------------
 
 
-def test_interrupted_run_resumes_from_its_snapshot(spark, tmp_path):
+def test_interrupted_run_resumes_from_its_snapshot(spark, tmp_path, monkeypatch):
     spec = toy("two_phase", 3)
     folder = str(tmp_path / "snapshots")
 
@@ -246,8 +247,11 @@ def test_interrupted_run_resumes_from_its_snapshot(spark, tmp_path):
                             resume_from=folder)
     assert resumed.extra["spark"]["resumed_from_level"] == 6
     assert signature(resumed) == signature(explore(spec.build()))
-    with pytest.raises(UsageError, match="another model or other options"):
+    with pytest.raises(UsageError, match="another model, by another kcm version or with other options"):
         explore_spark(spark, toy("two_phase", 4), partitions=2, resume_from=folder)
+    monkeypatch.setattr(snapshots, "RECORDS_FORMAT", snapshots.RECORDS_FORMAT + 1)  # a newer kcm
+    with pytest.raises(UsageError, match="by another kcm version"):
+        explore_spark(spark, spec, partitions=2, resume_from=folder)
     with pytest.raises(UsageError, match="no complete snapshot"):
         explore_spark(spark, spec, resume_from=str(tmp_path / "empty"))
 
