@@ -30,9 +30,9 @@ most cost one dictionary lookup and come out as the parent's very bytes objects.
 remembers, by bytes, the record it built from them. Encoding does not remember what it encodes: a
 successor is encoded once, and keeping its records alive only filled the cache with records never
 asked for again, which were then freed in bulk when it was cleared (docs/benchmarks.md, "The state
-codec"). Both caches are bounded (cleared when full). Records are immutable, so sharing them across
-states is invisible to the model, except that the model's own fingerprint cache (keyed by record)
-then hits by identity.
+codec, and PySpark's collections between tasks"). Both caches are bounded (cleared when full).
+Records are immutable, so sharing them across states is invisible to the model, except that the
+model's own fingerprint cache (keyed by record) then hits by identity.
 
 `decode(encode(s)) == s` with the same types everywhere and the same sentinel identities
 (tests/spark/test_codec.py checks every state of the `tiny` preset). Encodings are not canonical
