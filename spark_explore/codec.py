@@ -4,8 +4,9 @@ of the model's constants.
 A model may say how its states become bytes (`Model.encode_state` / `decode_state`; the Kafka
 model does, in `kcm/model/codec.py`: a tuple of its records' marshals, about ten times faster than
 the pickle below, which calls Python code for every record, and shared between a state and its
-successors, so that PySpark's pickled batches write a shared record once). `state_codec(model)` takes those when
-the model overrides them, and falls back to `StateCodec`, described here, for other models.
+successors, so that PySpark's pickled batches write a shared record once). `state_codec(model)`
+takes those when the model overrides them, and falls back to `StateCodec`, described here, for
+other models.
 
 A state crosses a process boundary twice per level (a candidate to its owner, a frontier state to
 the next expansion), so it travels as bytes: `pickle`, protocol 5. Pickles need not be canonical

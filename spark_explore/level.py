@@ -6,7 +6,7 @@ their key:
 
     frontier   (fp: bytes, (path, state_data))                 a state found at this level
     candidate  (fp: bytes, (path, kind, state_data, failed))   a successor, before the visited check
-    visited    (p: int >= 0, FingerprintSet)                    partition p's share of the visited set
+    visited    (p: int >= 0, FingerprintSet)                   partition p's share of the visited set
 
 A level RDD holds partition p's visited record and the frontier records p owns. Summaries (each
 partition's counters and first events) do not travel as records: each task hands its summary to
