@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -42,9 +43,22 @@ def paused_collector() -> Iterator[None]:
 
 def pausing_collector(generator_function: Callable[..., Iterator[T]]) -> Callable[..., Iterator[T]]:
     """A generator function whose runs keep the collector paused until they end or are closed
-    (Spark's task functions: their partitions are searches too)."""
+    (Spark's task functions: their partitions are searches too), and that, in a PySpark worker
+    Spark reuses for the next task, freeze what they leave alive (`gc.freeze`) when they end.
+
+    PySpark's daemon runs a full `gc.collect()` after every task of a reused worker
+    (`pyspark/daemon.py`), which walks every object alive in the worker: mostly the model and its
+    fingerprint, renaming and codec caches, kept for the next tasks and growing through the run.
+    On `default` those walks were over half of the run on `local[2]`: 1-3 s a level
+    (docs/benchmarks.md, "The state codec, and PySpark's collections between tasks"). Frozen
+    objects are left out of every collection; the model makes no cycles (above), so nothing it
+    leaves behind needed one, and reference counting still frees them."""
     @functools.wraps(generator_function)
     def paused(*args: Any, **kwargs: Any) -> Iterator[T]:
-        with paused_collector():
-            yield from generator_function(*args, **kwargs)
+        try:
+            with paused_collector():
+                yield from generator_function(*args, **kwargs)
+        finally:
+            if os.environ.get("SPARK_REUSE_WORKER"):  # set by Spark for the workers it reuses
+                gc.freeze()
     return paused

@@ -147,7 +147,11 @@ def build() -> int:
     refused where `type` is annotated, a `bool` where `int` is), and the compiled code keeps the
     source's semantics exactly. The manifest records the hash of the bytes compiled (the copies),
     so a source edited during the build runs from its `.py`."""
-    from Cython.Build import cythonize
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        print("kcm.compiled.build() needs Cython: pip install -e '.[compile]' (make does)", file=sys.stderr)
+        return 2
     from setuptools import Extension, setup
 
     sources = _sources()

@@ -143,19 +143,22 @@ def _event(e: Event) -> tuple:
     return (int(e.kind), e.a, e.b)
 
 
-def _broker(b: Broker) -> tuple:
-    return (b.up, b.connected, b.epoch, b.active, _context(b.ctx), tuple(map(_event, b.queue)),
+def _broker_with(b: Broker, ctx) -> tuple:
+    """A broker's fields as plain values, its context given as `ctx`."""
+    return (b.up, b.connected, b.epoch, b.active, ctx, tuple(map(_event, b.queue)),
             b.controller_epoch, b.metadata_epoch, b.metadata_controller, tuple(map(_replica, b.replicas)),
             int(b.shutdown), b.shutdown_tries)
+
+
+def _broker(b: Broker) -> tuple:
+    return _broker_with(b, _context(b.ctx))
 
 
 def _broker_parts(b: Broker) -> tuple:
     """What `encode` marshals for a broker: `_broker`, with the context as the bytes of its own
     marshal, remembered by identity. Most steps replace a broker's queue, replicas or flags and
     keep its context (the very record), so its conversion, a third of the broker's, is skipped."""
-    return (b.up, b.connected, b.epoch, b.active, _part_bytes(b.ctx, _context), tuple(map(_event, b.queue)),
-            b.controller_epoch, b.metadata_epoch, b.metadata_controller, tuple(map(_replica, b.replicas)),
-            int(b.shutdown), b.shutdown_tries)
+    return _broker_with(b, _part_bytes(b.ctx, _context))
 
 
 def _zk(z: Zk) -> tuple:
@@ -236,16 +239,20 @@ def _event_of(t) -> Event:
     return _new(Event, (_EVENT_KIND[t[0]], t[1], t[2]))
 
 
-def _broker_of(t) -> Broker:
-    return _new(Broker, (t[0], t[1], t[2], t[3], _context_of(t[4]), tuple(map(_event_of, t[5])),
+def _broker_from(t, ctx: Context) -> Broker:
+    """The broker of the plain fields `t`, with the context `ctx` already decoded."""
+    return _new(Broker, (t[0], t[1], t[2], t[3], ctx, tuple(map(_event_of, t[5])),
                          t[6], t[7], t[8], tuple(map(_replica_of, t[9])), _SHUTDOWN[t[10]], t[11]))
+
+
+def _broker_of(t) -> Broker:
+    return _broker_from(t, _context_of(t[4]))
 
 
 def _broker_of_parts(t) -> tuple[Broker, bytes]:
     """The broker `_broker_parts` wrote (its context decoded once per distinct bytes), and the
     bytes of its context, for `decode` to remember."""
-    return _new(Broker, (t[0], t[1], t[2], t[3], _CONTEXTS[t[4]], tuple(map(_event_of, t[5])),
-                         t[6], t[7], t[8], tuple(map(_replica_of, t[9])), _SHUTDOWN[t[10]], t[11])), t[4]
+    return _broker_from(t, _CONTEXTS[t[4]]), t[4]
 
 
 def _zk_of(t) -> Zk:

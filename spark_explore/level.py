@@ -61,9 +61,6 @@ constants). Encodings need not be canonical: identity comes from `model.fingerpr
 
 from __future__ import annotations
 
-import functools
-import gc
-import os
 import sys
 import time
 from collections import Counter
@@ -212,38 +209,13 @@ def fingerprint_function(model, symmetric: bool):
     return lambda state: fingerprint(representative(state))
 
 
-def task_function(generator_function: Callable[..., Iterator[tuple]]) -> Callable[..., Iterator[tuple]]:
-    """A level's task function: the cyclic collector paused while it runs (`pausing_collector`),
-    and, in a PySpark worker that is reused for the next task, what it leaves alive frozen
-    (`gc.freeze`) when it ends.
-
-    PySpark's daemon runs a full `gc.collect()` after every task of a reused worker
-    (`pyspark/daemon.py`), which walks every object alive in the worker: mostly the model and its
-    fingerprint, renaming and codec caches, kept for the next tasks and growing through the run.
-    On `default` those walks were over half of the run on `local[2]`: 1-3 s a level, the workers
-    busy outside the task functions (docs/benchmarks.md, "The state codec, and PySpark's
-    collections between tasks"). Frozen objects are left out of every collection; the model makes
-    no reference cycles (checker/collector.py), so nothing it leaves behind needed one, and
-    reference counting still frees them."""
-    paused = pausing_collector(generator_function)
-
-    @functools.wraps(generator_function)
-    def run(*args: Any, **kwargs: Any) -> Iterator[tuple]:
-        try:
-            yield from paused(*args, **kwargs)
-        finally:
-            if os.environ.get("SPARK_REUSE_WORKER"):  # set by Spark for the workers it reuses
-                gc.freeze()
-    return run
-
-
 def _keep_min(events: dict, name: str, key: tuple) -> None:
     old = events.get(name)
     if old is None or key < old:
         events[name] = key
 
 
-@task_function
+@pausing_collector
 def expand_partition(task: LevelTask, report: Callable[[list], None], index: int,
                      records: Iterable[tuple]) -> Iterator[tuple]:
     """Expand the frontier records of one level partition (its visited record is skipped); yields
@@ -328,7 +300,7 @@ def expand_partition(task: LevelTask, report: Callable[[list], None], index: int
     report([((task.level, EXPAND, index), out)])
 
 
-@task_function
+@pausing_collector
 def merge_partition(task: LevelTask, report: Callable[[list], None], index: int,
                     records: Iterable[tuple]) -> Iterator[tuple]:
     """Check one owner partition's candidates against its visited set. `records` are the level

@@ -134,3 +134,14 @@ def test_kcm_mutate_restarts_itself_from_source(tmp_path):
     # is decided "unreached" as they would be against compiled code
     assert report["counts"] == {"killed": 0, "crashed": 1, "survived": 1, "equivalent": 0, "timed_out": 0}
     assert report["unreached"] == 0
+
+
+def test_the_build_without_cython_says_so_and_keeps_the_build(monkeypatch, capsys):
+    """Cython is the `compile` extra: a build without it is one line and exit 2, and the build
+    already made stays in force."""
+    before = compiled.MANIFEST.read_bytes() if compiled.MANIFEST.exists() else None
+    monkeypatch.setitem(sys.modules, "Cython", None)  # `import Cython...` raises ImportError
+    monkeypatch.setitem(sys.modules, "Cython.Build", None)
+    assert compiled.build() == 2
+    assert "needs Cython" in capsys.readouterr().err
+    assert (compiled.MANIFEST.read_bytes() if compiled.MANIFEST.exists() else None) == before

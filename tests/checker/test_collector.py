@@ -58,6 +58,32 @@ def test_a_paused_generator_keeps_the_collector_off_until_it_ends_or_is_closed(c
     assert numbers.__name__ == "numbers"   # Spark pickles task functions by name
 
 
+def test_a_paused_generator_freezes_what_it_leaves_in_a_reused_pyspark_worker(monkeypatch):
+    """PySpark's daemon runs a full collection after every task of a reused worker; a task
+    function moves what it leaves alive (the model and its caches) out of the collector's sight,
+    there and only there."""
+    @pausing_collector
+    def numbers(n):
+        kept.append([[i] for i in range(n)])  # containers the collector tracks, left alive
+        yield from range(n)
+
+    kept: list = []
+    gc.unfreeze()
+    monkeypatch.delenv("SPARK_REUSE_WORKER", raising=False)
+    assert list(numbers(3)) == [0, 1, 2] and gc.get_freeze_count() == 0   # the driver, a test
+    monkeypatch.setenv("SPARK_REUSE_WORKER", "1")
+    try:
+        assert list(numbers(3)) == [0, 1, 2] and gc.get_freeze_count() > 0
+        assert id(kept[-1]) not in {id(o) for o in gc.get_objects()}  # no collection walks it
+        gc.unfreeze()
+        run = numbers(3)
+        assert next(run) == 0 and not gc.isenabled() and gc.get_freeze_count() == 0
+        run.close()  # a task Spark stops early freezes too
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+
+
 class _Watched(GridCounter):
     """The grid toy, recording whether the collector was on each time it is expanded."""
 

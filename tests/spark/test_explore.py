@@ -111,10 +111,9 @@ def test_kafka_tiny_matches_the_sequential_explorer(spark, symmetry):
     assert sum(sequential.coverage.edge_counts.values()) > len(sequential.coverage.edge_counts)
 
 
-@pytest.mark.slow
 def test_the_workers_freeze_what_the_level_tasks_leave(spark):
     """PySpark's daemon runs a full collection after every task of a reused worker; the level
-    tasks leave the model and its caches frozen there (`level.task_function`), out of its walk."""
+    tasks leave the model and its caches frozen there (`pausing_collector`), out of its walk."""
     result = explore_spark(spark, ModelSpec.kafka(load_preset("tiny")), partitions=2)
     assert result.verdict == "pass"
     # The same session's workers, reused for a job of their own right after.
@@ -122,6 +121,7 @@ def test_the_workers_freeze_what_the_level_tasks_leave(spark):
     assert max(counts) > 1000
 
 
+@pytest.mark.slow
 def test_kafka_default_matches_the_sequential_explorer_to_a_fixed_depth(spark, default_to_depth):
     """The CI gate's preset on Spark, cut at the same depth as the sequential run of the session
     (tests/conftest.py): the same distinct states at every level, the same generated count, queue,

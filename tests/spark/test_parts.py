@@ -3,7 +3,6 @@ the partition function, the state codec and the model spec."""
 
 from __future__ import annotations
 
-import gc
 import pickle
 import random
 
@@ -15,7 +14,7 @@ from kcm.spark_explore.codec import StateCodec
 from kcm.spark_explore.fpset import FingerprintSet
 from kcm.spark_explore.level import (
     EXPAND, MERGE, LevelTask, codec_for, expand_partition, fingerprint_function, is_candidate,
-    is_frontier, is_visited, keep_first, merge_partition, owner_of, task_function,
+    is_frontier, is_visited, keep_first, merge_partition, owner_of,
 )
 from kcm.spark_explore.spec import ModelSpec
 
@@ -137,29 +136,3 @@ def test_model_spec_builds_and_names_the_problem():
     with pytest.raises(ValueError, match="module:callable"):
         ModelSpec("tests.checker.toys.grid").build()
 
-
-def test_a_task_function_freezes_what_it_leaves_in_a_reused_worker(monkeypatch):
-    """PySpark's daemon runs a full collection after every task of a reused worker; a level's task
-    function moves what it leaves alive (the model and its caches) out of the collector's sight,
-    there and only there."""
-    @task_function
-    def numbers(n):
-        kept.append([[i] for i in range(n)])  # containers the collector tracks, left alive
-        yield from range(n)
-
-    kept: list = []
-    gc.unfreeze()
-    monkeypatch.delenv("SPARK_REUSE_WORKER", raising=False)
-    assert list(numbers(3)) == [0, 1, 2] and gc.get_freeze_count() == 0   # the driver, a test
-    monkeypatch.setenv("SPARK_REUSE_WORKER", "1")
-    try:
-        assert list(numbers(3)) == [0, 1, 2] and gc.get_freeze_count() > 0
-        assert id(kept[-1]) not in {id(o) for o in gc.get_objects()}  # no collection walks it
-        gc.unfreeze()
-        run = numbers(3)
-        assert next(run) == 0 and not gc.isenabled() and gc.get_freeze_count() == 0
-        run.close()  # a task Spark stops early freezes too
-        assert gc.get_freeze_count() > 0
-    finally:
-        gc.unfreeze()
-    assert numbers.__name__ == "numbers"  # Spark pickles task functions by name
