@@ -8,7 +8,7 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 BENCHES = [["explore.py", "--presets", "tiny"], ["compiled.py", "--max-depth", "9", "--pairs", "1"], ["proofs.py"],
-           ["spark_explore.py", "--presets", "tiny"],
+           ["cores.py", "--preset", "default", "--max-depth", "10"], ["spark_explore.py", "--presets", "tiny"],
            ["fuzz.py"]]
 
 for args in BENCHES:

@@ -5,7 +5,9 @@ still being tuned and the big ones take long), each engine explores the whole st
 the table gives distinct and generated states per second. For Spark also: the bytes shuffled, the
 visited set's bytes per state (16, the sorted fingerprint arrays), and the peak bytes of cached
 level RDDs per distinct state (visited sets, frontiers, and the levels kept until the next lineage
-cut), read from Spark's storage status after each level.
+cut), read from Spark's storage status after each level, and the CPU seconds of the driver, the JVM
+and the Python workers (which, on two cores, compete with each other; `bench/cores.py` measures
+what a second core gives this machine at best).
 
 The fixed cost of a level (scheduling two stages, starting tasks, the JVM count, the status-store
 read) is measured on `Chain`, a model whose states are small ints in a single line: seconds per
@@ -21,6 +23,7 @@ Prints a markdown table with the date and the machine; docs/benchmarks.md is wri
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import platform
 import subprocess
@@ -82,6 +85,39 @@ def machine() -> str:
             f"PySpark {pyspark.__version__}, {java[0] if java else 'java ?'}")
 
 
+def _proc_stat(pid: int) -> tuple[int, str, float]:
+    """(parent pid, command name, CPU seconds of the process and of its reaped children)."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    name = text[text.index("(") + 1:text.rindex(")")]
+    fields = text[text.rindex(")") + 2:].split()
+    return int(fields[1]), name, sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_by_process() -> dict[str, float]:
+    """CPU seconds so far of this driver, of the JVM it started, and of the Python workers under
+    the JVM (PySpark's daemon and the workers it forked: a worker's time reaches the daemon's
+    children's time when it exits). On two cores these compete with each other, so they say where
+    Spark's CPU goes beyond the sequential explorer's."""
+    procs: dict[int, tuple[int, str, float]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                procs[int(entry.name)] = _proc_stat(int(entry.name))
+            except (OSError, ValueError):
+                pass  # gone since the listing
+    me = os.getpid()
+    totals = {"driver": procs.get(me, (0, "", 0.0))[2], "jvm": 0.0, "workers": 0.0}
+    for pid, (ppid, name, _cpu) in procs.items():
+        if ppid == me and name == "java":
+            totals["jvm"] += _cpu
+            below = [p for p, (pp, _n, _c) in procs.items() if pp == pid]
+            while below:
+                p = below.pop()
+                totals["workers"] += procs[p][2]
+                below += [c for c, (pp, _n, _c) in procs.items() if pp == p]
+    return totals
+
+
 def cached_bytes(sc) -> int:
     return sum(info.memSize() + info.diskSize() for info in sc._jsc.sc().getRDDStorageInfo())
 
@@ -92,9 +128,10 @@ def run_sequential(preset: str, symmetry: bool, max_depth: int | None) -> dict:
     from kcm.model.spec import KafkaModel
 
     load = os.getloadavg()[0]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     result = explore(KafkaModel(load_preset(preset), symmetry=symmetry), max_depth=max_depth)
-    return {"result": result, "seconds": time.perf_counter() - started, "load": (load, os.getloadavg()[0])}
+    return {"result": result, "seconds": time.perf_counter() - started,
+            "cpu": {"driver": time.process_time() - cpu}, "load": (load, os.getloadavg()[0])}
 
 
 def run_spark(spark, spec, partitions: int | None, max_depth: int | None = None) -> dict:
@@ -106,9 +143,12 @@ def run_spark(spark, spec, partitions: int | None, max_depth: int | None = None)
         peak[0] = max(peak[0], cached_bytes(spark.sparkContext))
 
     load = os.getloadavg()[0]
+    cpu = cpu_by_process()
     started = time.perf_counter()
     result = explore_spark(spark, spec, partitions=partitions, max_depth=max_depth, on_level=sample)
-    return {"result": result, "seconds": time.perf_counter() - started, "peak_cached": peak[0],
+    seconds = time.perf_counter() - started
+    cpu = {k: v - cpu[k] for k, v in cpu_by_process().items()}
+    return {"result": result, "seconds": seconds, "peak_cached": peak[0], "cpu": cpu,
             "load": (load, os.getloadavg()[0])}
 
 
@@ -124,6 +164,8 @@ def row(preset: str, engine: str, run: dict) -> str:
                   f"{run['peak_cached'] / max(s.distinct, 1):.0f}"]
     else:
         cells += ["", "", ""]
+    cpu = run["cpu"]
+    cells.append(" / ".join(f"{cpu[k]:.1f}" for k in ("driver", "jvm", "workers") if k in cpu))
     cells.append("{:.1f}-{:.1f}".format(*run["load"]))
     return "| " + " | ".join(cells) + " |"
 
@@ -136,6 +178,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-sequential", action="store_true")
     parser.add_argument("--no-symmetry", action="store_true")
     parser.add_argument("--partitions", type=int, default=None, help="P (default: the cores, as explore_spark)")
+    parser.add_argument("--repeat", type=int, default=1, help="run every engine this many times, alternating")
     parser.add_argument("--chain", type=int, default=20, help="levels of the fixed-cost chain")
     parser.add_argument("--max-depth", type=int, default=None,
                         help="explore only this many levels (a prefix of a big preset; verdict incomplete)")
@@ -149,30 +192,37 @@ def main(argv: list[str] | None = None) -> None:
     rows: list[str] = []
     fixed: list[str] = []
     results: dict[tuple[str, str], object] = {}
-    if not args.no_sequential:
-        for preset in args.presets:
-            run = run_sequential(preset, symmetry, args.max_depth)
-            results[(preset, "sequential")] = run["result"]
-            rows.append(row(preset, "sequential", run))
-            print(rows[-1], flush=True)
-    for master in args.masters:
-        spark = spark_session(master, app_name="kcm-bench", python_path=(REPO_ROOT,))
-        try:
-            chain = ModelSpec.of("bench.spark_explore:Chain", args.chain)
-            run_spark(spark, chain, args.partitions)  # warm-up: Python workers, JIT
-            run = run_spark(spark, chain, args.partitions)
-            fixed.append(f"| {master} | {run['result'].stats.depth} | "
-                         f"{run['seconds'] / run['result'].stats.depth:.2f} | "
-                         "{:.1f}-{:.1f} |".format(*run["load"]))
-            print(fixed[-1], flush=True)
+    # Each engine in a fresh state, as a user runs it: the sequential explorer in its own spawned
+    # process (a driver that has just run it holds its heap and caches, and the Spark run after it
+    # measured 7-10% slower on `deep`), and a new Spark session per repetition (reused workers
+    # would start with the previous run's caches warm). Repetitions alternate the engines, so a
+    # drift in the machine's speed shows in both.
+    for _ in range(args.repeat):
+        if not args.no_sequential:
             for preset in args.presets:
-                spec = ModelSpec.kafka(load_preset(preset), symmetry=symmetry)
-                run = run_spark(spark, spec, args.partitions, args.max_depth)
-                results[(preset, master)] = run["result"]
-                rows.append(row(preset, f"spark {master}", run))
+                with multiprocessing.get_context("spawn").Pool(1) as pool:
+                    run = pool.apply(run_sequential, (preset, symmetry, args.max_depth))
+                results[(preset, "sequential")] = run["result"]
+                rows.append(row(preset, "sequential", run))
                 print(rows[-1], flush=True)
-        finally:
-            spark.stop()
+        for master in args.masters:
+            spark = spark_session(master, app_name="kcm-bench", python_path=(REPO_ROOT,))
+            try:
+                chain = ModelSpec.of("bench.spark_explore:Chain", args.chain)
+                run_spark(spark, chain, args.partitions)  # warm-up: Python workers, JIT
+                run = run_spark(spark, chain, args.partitions)
+                fixed.append(f"| {master} | {run['result'].stats.depth} | "
+                             f"{run['seconds'] / run['result'].stats.depth:.2f} | "
+                             "{:.1f}-{:.1f} |".format(*run["load"]))
+                print(fixed[-1], flush=True)
+                for preset in args.presets:
+                    spec = ModelSpec.kafka(load_preset(preset), symmetry=symmetry)
+                    run = run_spark(spark, spec, args.partitions, args.max_depth)
+                    results[(preset, master)] = run["result"]
+                    rows.append(row(preset, f"spark {master}", run))
+                    print(rows[-1], flush=True)
+            finally:
+                spark.stop()
 
     for preset in args.presets:  # every engine must agree, or the numbers mean nothing
         counts = {engine: (r.stats.distinct, r.stats.generated, r.verdict)
@@ -188,8 +238,8 @@ def main(argv: list[str] | None = None) -> None:
     print("Load: the 1-minute load average before and after each run (other jobs share the machine).")
     print()
     print("| preset | engine | distinct | generated | depth | seconds | distinct/s | generated/s "
-          "| shuffled MiB | visited B/state | peak cached B/state | load |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+          "| shuffled MiB | visited B/state | peak cached B/state | CPU s: driver / JVM / workers | load |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     print("\n".join(rows))
     print()
     print("Fixed cost per level (the `Chain` model, trivial states):")

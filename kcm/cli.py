@@ -7,10 +7,12 @@ never a traceback.
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import sys
 import threading
+from typing import NoReturn
 
 import click
 
@@ -92,7 +94,29 @@ def entry() -> None:
         # Mutation testing traces the model's source lines (kcm/compiled.py): start again from source.
         os.execve(sys.executable, [sys.executable, "-m", "kcm.cli", *sys.argv[1:]],
                   {**os.environ, compiled.PURE_ENV: "1"})
-    sys.exit(main())
+    exit_without_teardown(main())
+
+
+def exit_without_teardown(code: int) -> NoReturn:
+    """End the process with `code` as `sys.exit` would, without tearing the interpreter down.
+
+    After a large exploration the heap holds millions of objects (the visited set, the model's
+    fingerprint, renaming and codec caches). Finalizing the interpreter frees them one by one and
+    runs a last collection over them: seconds after `default` (docs/benchmarks.md, "Leaving the
+    process"), for memory the OS takes back at once anyway. Once `main` has returned, every report
+    is written (each through `with` or `Path.write_text`), so what a normal exit still does that
+    matters is done here: the exit handlers run (PySpark's stop the JVM; logging flushes) and the
+    standard streams are flushed; then `os._exit` ends the process. A non-daemon thread still
+    running is one a normal exit would wait for: then the exit is the normal one."""
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        sys.exit(code)
+    atexit._run_exitfuncs()  # what Py_Finalize would call first; CPython's, stable since 3.0
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`kcm ... | head`): nothing left to say
+            pass
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ tests, the CLI tests and the reachable-graph diagram read the same ones.
 from __future__ import annotations
 
 import functools
+import gc
 
 import pytest
 
@@ -45,6 +46,18 @@ def pytest_terminal_summary(terminalreporter, config):
     if left:
         terminalreporter.write_line(f"{left} tests need the model from source and were left for the "
                                     f"pure-Python pass: {compiled.PURE_ENV}=1 pytest -m pure_only")
+
+
+@pytest.fixture(autouse=True)
+def _collector_left_as_found():
+    """Every test leaves Python's cyclic collector on or off as it found it. The explorers pause it
+    (kcm/checker/collector.py), and a test that left it off would make every later test run without
+    it: tests of the pause itself would then pass for the wrong reason, and memory would grow
+    through the session. (One fixture did: `collector_on` turned it back on only if it had been
+    off.)"""
+    was_on = gc.isenabled()
+    yield
+    assert gc.isenabled() == was_on, f"the test left the cyclic collector {'off' if was_on else 'on'}"
 
 
 #: Deep enough for a controller failover, a controlled shutdown and a reassignment (goals met at

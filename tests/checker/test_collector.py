@@ -23,8 +23,7 @@ def collector_on():
     was_on = gc.isenabled()
     gc.enable()
     yield
-    if not was_on:
-        gc.disable()
+    (gc.enable if was_on else gc.disable)()  # as it was, whatever the test left
 
 
 def test_the_pause_restores_the_collector_as_it_was_even_on_an_exception(collector_on):

@@ -107,6 +107,45 @@ def test_console_script_exit_code() -> None:
                                    "tiny, v1, v10, v11, v12, v13, v2, v3, v4, v5, v6, v7, v8, v9, zkfaults")
 
 
+_EXITING = """
+import atexit, sys, threading, time
+import kcm.cli
+
+class TornDown:
+    def __del__(self):
+        sys.stderr.write("torn down\\n")
+
+KEEP = TornDown()  # freed only when the interpreter is torn down
+BASE = sys.argv[1]
+atexit.register(lambda: open(BASE + ".atexit", "w").close())
+if sys.argv[2] == "thread":
+    def late():
+        time.sleep(0.5)
+        open(BASE + ".thread", "w").close()
+    threading.Thread(target=late).start()
+sys.stdout.write("unflushed " * 1000)  # no newline: still in the buffer when main returns
+sys.argv[1:] = ["check", "--preset", "nope"]
+kcm.cli.entry()
+"""
+
+
+@pytest.mark.parametrize("thread", ["none", "thread"])
+def test_the_console_script_exits_without_teardown(tmp_path, thread) -> None:
+    """`entry` skips the interpreter's teardown (nothing is freed one by one: no `__del__` runs),
+    but keeps what a normal exit does that matters: the exit code, the exit handlers, the buffered
+    output. A non-daemon thread still running gets the normal exit, which waits for it."""
+    base = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-c", _EXITING, str(base), thread], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2 and proc.stdout == "unflushed " * 1000
+    assert "unknown preset 'nope'" in proc.stderr
+    assert Path(f"{base}.atexit").exists()
+    if thread == "thread":
+        assert Path(f"{base}.thread").exists() and "torn down" in proc.stderr
+    else:
+        assert "torn down" not in proc.stderr
+
+
 # ---- the paths a user takes first, through the real command line ---------------------------------
 
 
