@@ -107,14 +107,16 @@ def cpu_by_process() -> dict[str, float]:
                 pass  # gone since the listing
     me = os.getpid()
     totals = {"driver": procs.get(me, (0, "", 0.0))[2], "jvm": 0.0, "workers": 0.0}
-    for pid, (ppid, name, _cpu) in procs.items():
-        if ppid == me and name == "java":
-            totals["jvm"] += _cpu
-            below = [p for p, (pp, _n, _c) in procs.items() if pp == pid]
-            while below:
-                p = below.pop()
-                totals["workers"] += procs[p][2]
-                below += [c for c, (pp, _n, _c) in procs.items() if pp == p]
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _name, _seconds) in procs.items():
+        children.setdefault(ppid, []).append(pid)
+    for jvm in (pid for pid in children.get(me, ()) if procs[pid][1] == "java"):
+        totals["jvm"] += procs[jvm][2]
+        below = list(children.get(jvm, ()))
+        while below:
+            pid = below.pop()
+            totals["workers"] += procs[pid][2]
+            below += children.get(pid, ())
     return totals
 
 
@@ -194,7 +196,7 @@ def main(argv: list[str] | None = None) -> None:
     results: dict[tuple[str, str], object] = {}
     # Each engine in a fresh state, as a user runs it: the sequential explorer in its own spawned
     # process (a driver that has just run it holds its heap and caches, and the Spark run after it
-    # measured 7-10% slower on `deep`), and a new Spark session per repetition (reused workers
+    # measured 7-24% slower on `deep`), and a new Spark session per repetition (reused workers
     # would start with the previous run's caches warm). Repetitions alternate the engines, so a
     # drift in the machine's speed shows in both.
     for _ in range(args.repeat):
