@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> None:
     results: dict[tuple[str, str], object] = {}
     # Each engine in a fresh state, as a user runs it: the sequential explorer in its own spawned
     # process (a driver that has just run it holds its heap and caches, and the Spark run after it
-    # measured 7-24% slower on `deep`), and a new Spark session per repetition (reused workers
+    # measured 7-25% slower on `deep`), and a new Spark session per repetition (reused workers
     # would start with the previous run's caches warm). Repetitions alternate the engines, so a
     # drift in the machine's speed shows in both.
     for _ in range(args.repeat):
