@@ -20,21 +20,16 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
-import platform
-import time
+import sys
 from datetime import date
+from pathlib import Path
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:  # the spawned runs import `bench.explore:run` from here too
+    sys.path.insert(0, str(REPO_ROOT))
 
-def run(preset: str, max_depth: int | None) -> tuple[float, float, int]:
-    """Wall and CPU seconds of one exploration, and its distinct states (for the agreement check)."""
-    from kcm import config
-    from kcm.checker.bfs import explore
-    from kcm.model.spec import KafkaModel
-
-    model = KafkaModel(config.load_preset(preset))
-    started, cpu = time.perf_counter(), time.process_time()
-    result = explore(model, max_depth=max_depth)
-    return time.perf_counter() - started, time.process_time() - cpu, result.stats.distinct
+from bench.explore import run  # noqa: E402  (one exploration, its seconds, CPU and counts)
+from bench.spark_explore import machine  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -44,19 +39,21 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     ctx = multiprocessing.get_context("spawn")  # fresh interpreters: no caches carried over
     load = os.getloadavg()[0]
+    job = (args.preset, True, args.max_depth)  # symmetry on, as `kcm explore`
     with ctx.Pool(1) as pool:
-        alone = pool.apply(run, (args.preset, args.max_depth))
+        alone = pool.apply(run, job)
     with ctx.Pool(2) as pool:
-        pair = [r.get() for r in [pool.apply_async(run, (args.preset, args.max_depth)) for _ in range(2)]]
-    if len({alone[2]} | {p[2] for p in pair}) != 1:
-        raise SystemExit(f"the runs disagree: {alone[2]} and {[p[2] for p in pair]} distinct states")
-    pair_wall = max(p[0] for p in pair)
-    print(f"Two cores against one, {date.today().isoformat()}, {platform.machine()}, {os.cpu_count()} cores, "
-          f"Python {platform.python_version()}, load average {load:.1f} before, {os.getloadavg()[0]:.1f} after\n")
+        pair = [r.get() for r in [pool.apply_async(run, job) for _ in range(2)]]
+    if len({alone["distinct"]} | {p["distinct"] for p in pair}) != 1:
+        raise SystemExit(f"the runs disagree: {alone['distinct']} and {[p['distinct'] for p in pair]} distinct states")
+    pair_wall = max(p["seconds"] for p in pair)
+    print(f"Two cores against one, {date.today().isoformat()}, load average {load:.1f} before, "
+          f"{os.getloadavg()[0]:.1f} after\nMachine: {machine()}\n")
     print("| preset | levels | distinct | alone: wall s / CPU s | two at once: wall s / CPU s (each) | ceiling |")
     print("|---|---:|---:|---:|---:|---:|")
-    print(f"| {args.preset} | {args.max_depth} | {alone[2]:,} | {alone[0]:.1f} / {alone[1]:.1f} | "
-          + ", ".join(f"{w:.1f} / {c:.1f}" for w, c, _ in pair) + f" | {2 * alone[0] / pair_wall:.2f} |")
+    print(f"| {args.preset} | {args.max_depth} | {alone['distinct']:,} | {alone['seconds']:.1f} / {alone['cpu']:.1f} | "
+          + ", ".join(f"{p['seconds']:.1f} / {p['cpu']:.1f}" for p in pair)
+          + f" | {2 * alone['seconds'] / pair_wall:.2f} |")
 
 
 if __name__ == "__main__":

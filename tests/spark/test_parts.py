@@ -135,4 +135,3 @@ def test_model_spec_builds_and_names_the_problem():
     assert pickle.loads(pickle.dumps(ModelSpec.kafka(load_preset("tiny")))).build().cfg.brokers == 2
     with pytest.raises(ValueError, match="module:callable"):
         ModelSpec("tests.checker.toys.grid").build()
-
