@@ -2,12 +2,13 @@
 
 For each preset (tiny, default and large by default; `--presets` to choose, since the presets are
 still being tuned and the big ones take long), each engine explores the whole state space once and
-the table gives distinct and generated states per second. For Spark also: the bytes shuffled, the
-visited set's bytes per state (16, the sorted fingerprint arrays), and the peak bytes of cached
-level RDDs per distinct state (visited sets, frontiers, and the levels kept until the next lineage
-cut), read from Spark's storage status after each level, and the CPU seconds of the driver, the JVM
-and the Python workers (which, on two cores, compete with each other; `bench/cores.py` measures
-what a second core gives this machine at best).
+the table gives distinct and generated states per second. For Spark also: the candidates shuffled
+(successors kept by their partition's expansion; `--owners` compares who owns a state), the bytes
+shuffled, the visited set's bytes per state (16, the sorted fingerprint arrays), and the peak bytes
+of cached level RDDs per distinct state (visited sets, frontiers, and the levels kept until the
+next lineage cut), read from Spark's storage status after each level, and the CPU seconds of the
+driver, the JVM and the Python workers (which, on two cores, compete with each other;
+`bench/cores.py` measures what a second core gives this machine at best).
 
 The fixed cost of a level (scheduling two stages, starting tasks, the JVM count, the status-store
 read) is measured on `Chain`, a model whose states are small ints in a single line: seconds per
@@ -61,6 +62,17 @@ class Chain(Model):
 
     def is_terminal(self, s):
         return s == self.length
+
+
+def fingerprint_owned_kafka(cfg, symmetry: bool = True):
+    """The Kafka model with no locality: its states owned by their fingerprint, as before
+    `KafkaModel.locality` (`--owners fingerprint`), to measure what the locality saves in one run."""
+    from kcm.model.spec import KafkaModel
+
+    class FingerprintOwnedKafka(KafkaModel):
+        locality = Model.locality
+
+    return FingerprintOwnedKafka(cfg, symmetry=symmetry)
 
 
 def machine() -> str:
@@ -162,10 +174,11 @@ def row(preset: str, engine: str, run: dict) -> str:
     levels = r.extra.get("spark", {}).get("levels")
     if levels:
         shuffled = sum(lv["shuffle_write_bytes"] for lv in levels)
-        cells += [f"{shuffled / 2**20:.1f}", f"{levels[-1]['visited_bytes'] / max(s.distinct, 1):.0f}",
+        cells += [f"{sum(lv['candidates'] for lv in levels):,}", f"{shuffled / 2**20:.1f}",
+                  f"{levels[-1]['visited_bytes'] / max(s.distinct, 1):.0f}",
                   f"{run['peak_cached'] / max(s.distinct, 1):.0f}"]
     else:
-        cells += ["", "", ""]
+        cells += ["", "", "", ""]
     cpu = run["cpu"]
     cells.append(" / ".join(f"{cpu[k]:.1f}" for k in ("driver", "jvm", "workers") if k in cpu))
     cells.append("{:.1f}-{:.1f}".format(*run["load"]))
@@ -182,6 +195,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--partitions", type=int, default=None, help="P (default: the cores, as explore_spark)")
     parser.add_argument("--repeat", type=int, default=1, help="run every engine this many times, alternating")
     parser.add_argument("--chain", type=int, default=20, help="levels of the fixed-cost chain")
+    parser.add_argument("--owners", nargs="+", choices=("locality", "fingerprint"), default=["locality"],
+                        help="who owns a Kafka state on Spark: its ZooKeeper record (the model's locality, "
+                             "as kcm runs) or its fingerprint (as before); several alternate")
     parser.add_argument("--max-depth", type=int, default=None,
                         help="explore only this many levels (a prefix of a big preset; verdict incomplete)")
     args = parser.parse_args(argv)
@@ -218,11 +234,17 @@ def main(argv: list[str] | None = None) -> None:
                              "{:.1f}-{:.1f} |".format(*run["load"]))
                 print(fixed[-1], flush=True)
                 for preset in args.presets:
-                    spec = ModelSpec.kafka(load_preset(preset), symmetry=symmetry)
-                    run = run_spark(spark, spec, args.partitions, args.max_depth)
-                    results[(preset, master)] = run["result"]
-                    rows.append(row(preset, f"spark {master}", run))
-                    print(rows[-1], flush=True)
+                    for owners in args.owners:
+                        if owners == "locality":
+                            spec = ModelSpec.kafka(load_preset(preset), symmetry=symmetry)
+                        else:
+                            spec = ModelSpec.of("bench.spark_explore:fingerprint_owned_kafka",
+                                                load_preset(preset), symmetry=symmetry)
+                        run = run_spark(spark, spec, args.partitions, args.max_depth)
+                        engine = f"spark {master}" + (f", owned by {owners}" if len(args.owners) > 1 else "")
+                        results[(preset, engine)] = run["result"]
+                        rows.append(row(preset, engine, run))
+                        print(rows[-1], flush=True)
             finally:
                 spark.stop()
 
@@ -240,8 +262,9 @@ def main(argv: list[str] | None = None) -> None:
     print("Load: the 1-minute load average before and after each run (other jobs share the machine).")
     print()
     print("| preset | engine | distinct | generated | depth | seconds | distinct/s | generated/s "
-          "| shuffled MiB | visited B/state | peak cached B/state | CPU s: driver / JVM / workers | load |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+          "| candidates | shuffled MiB | visited B/state | peak cached B/state "
+          "| CPU s: driver / JVM / workers | load |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     print("\n".join(rows))
     print()
     print("Fixed cost per level (the `Chain` model, trivial states):")

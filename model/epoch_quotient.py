@@ -137,6 +137,10 @@ class EpochQuotientModel(KafkaModel):
     def fingerprint(self, state: Cluster) -> bytes:
         return super().fingerprint(normalize_epochs(state) if self.quotient else state)
 
+    def locality(self, state: Cluster) -> bytes:
+        # Of the same normal form as the fingerprint: states identified here must share it.
+        return super().locality(normalize_epochs(state) if self.quotient else state)
+
     def successors(self, state: Cluster) -> list:
         out = super().successors(state)
         enabled = enabled_actions(self.cfg, state)

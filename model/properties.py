@@ -266,6 +266,17 @@ class Model(Generic[State, Action]):
         """The canonical member of `state`'s symmetry orbit; the identity without symmetry."""
         return state
 
+    def locality(self, state: State) -> bytes:
+        """8 bytes that a state shares with the states its commuting steps lead to, or b"" (the
+        default). The Spark explorer gives each state to the partition these bytes name (its
+        fingerprint's when empty), so the two orders of a commuting pair of steps are more often
+        expanded in one partition, where the second copy is dropped before it is encoded and
+        shuffled; only on a few partitions (`LOCALITY_PARTITIONS` in `spark_explore/level.py`),
+        since a locality shared by many states loads its owner unevenly. Called on
+        representatives; it must depend on the state alone. It decides only where a state is
+        checked, never whether two states are the same."""
+        return b""
+
     def is_terminal(self, state: State) -> bool:
         """Whether `state` is a legal end (no enabled action is then not a deadlock); False by default."""
         return False

@@ -5,7 +5,9 @@ over Spark partitions, and the same result: distinct and generated counts, depth
 coverage, goals, verdict, and the same shortest counterexample, step for step (DESIGN.md §5).
 
 Layout (owner partitioning, as parallel Murphi, PReach and distributed TLC do; see
-`reference/model-checkers.md` §4). Every fingerprint has one owner partition, `owner_of(fp) % P`.
+`reference/model-checkers.md` §4). Every state has one owner partition, `owner_of(key) % P`, read
+from its key: its fingerprint, after its model's locality when it has one and P is small (the Kafka
+model's ZooKeeper record, so commuting steps' duplicates meet in one partition; `level.py`).
 Partition p of the level RDD holds p's share of the visited set, one sorted `FingerprintSet`
 record, and the frontier states p owns. One level is one Spark job of two stages, each task one
 Python pass:
@@ -84,8 +86,8 @@ from kcm.spark_explore.codec import state_codec
 from kcm.spark_explore.fpset import FingerprintSet
 from kcm.spark_explore.interrupts import DeferredInterrupt, Interrupted
 from kcm.spark_explore.level import (
-    DEADLOCK_PHASE, EXPAND, MERGE, LevelTask, SummaryList, expand_partition, fingerprint_function,
-    merge_partition, owner_of,
+    DEADLOCK_PHASE, EXPAND, MERGE, LevelTask, SummaryList, expand_partition, fingerprint_of_key,
+    key_function, merge_partition, owner_of,
 )
 from kcm.spark_explore.metrics import job_group_figures
 from kcm.spark_explore.spec import ModelSpec
@@ -294,13 +296,13 @@ class _SparkExplorer:
 
     def _start(self) -> None:
         """Level 0 on the driver, exactly as the sequential explorer does it."""
-        fp_of = fingerprint_function(self.model, self.symmetric)
+        key_of = key_function(self.model, self.symmetric, self.partitions)
         encode = state_codec(self.model).encode
         seen: set[bytes] = set()
         frontier = []
         for index, state in enumerate(self.inits):
             self.generated += 1
-            f = fp_of(state)
+            f = key_of(state)
             if f in seen:
                 continue
             seen.add(f)
@@ -318,7 +320,7 @@ class _SparkExplorer:
         P = self.partitions
         owners: list[list[bytes]] = [[] for _ in range(P)]
         for f in seen:
-            owners[owner_of(f) % P].append(f)
+            owners[owner_of(f) % P].append(fingerprint_of_key(f))
         visited = [(p, FingerprintSet.of(fps)) for p, fps in enumerate(owners)]
         self._adopt(self.sc.parallelize(visited + frontier, P).partitionBy(P, owner_of))
         self._report("init", 1, self.frontier)

@@ -34,8 +34,9 @@ _LEVEL_DIR = re.compile(r"^level-(\d{5,})$")
 #: The layout of a snapshot's records and of the encoded states in them, part of the options a
 #: resume must share: a snapshot written by a kcm that encoded states otherwise is refused in one
 #: line, not failed on in an executor. 2: the Kafka model's states as a tuple of their records'
-#: bytes (`kcm/model/codec.py`), no longer one bytes object.
-RECORDS_FORMAT = 2
+#: bytes (`kcm/model/codec.py`), no longer one bytes object. 3: on a few partitions keys start
+#: with the model's locality, which decides the owner partitions (`level.key_function`).
+RECORDS_FORMAT = 3
 
 
 @dataclass

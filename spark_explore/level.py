@@ -4,9 +4,19 @@ These are the top-level pure functions Spark ships (with a small `LevelTask` and
 callable); the driver loop is in `bfs.py`. Records are pairs, all partitioned by `owner_of` on
 their key:
 
-    frontier   (fp: bytes, (path, state_data))                 a state found at this level
-    candidate  (fp: bytes, (path, kind, state_data, failed))   a successor, before the visited check
-    visited    (p: int >= 0, FingerprintSet)                   partition p's share of the visited set
+    frontier   (key: bytes, (path, state_data))                 a state found at this level
+    candidate  (key: bytes, (path, kind, state_data, failed))   a successor, before the visited check
+    visited    (p: int >= 0, FingerprintSet)                    partition p's share of the visited set
+
+A state's key is its fingerprint, after 8 bytes of its `Model.locality` when the model has one
+and P is at most `LOCALITY_PARTITIONS` (`key_function`). The owner is read from the key's first 8
+bytes (`owner_of`), so on a few partitions the Kafka model's states are owned by their ZooKeeper
+record: the two orders of a pair of steps that leave ZooKeeper alone (deliveries to different
+brokers, brokers' own work) lead to states owned by one partition, and when both are expanded
+there the second copy is dropped before it is encoded and shuffled. On more partitions the states
+of a few busy ZooKeeper records would load their owners unevenly, so states are owned by their
+fingerprint. Identity is the fingerprint alone: the locality is a function of the state, so equal
+fingerprints come with equal keys, and the visited sets hold fingerprints.
 
 A level RDD holds partition p's visited record and the frontier records p owns. Summaries (each
 partition's counters and first events) do not travel as records: each task hands its summary to
@@ -42,9 +52,9 @@ and for each state decodes it and calls `model.successors` once; per edge it che
 invariants that judge its action's kind (`AlwaysStep.judges`) and the unmet goals and counts
 coverage, and for the first candidate of each fingerprint in the partition (which, the partition
 being in path order, has the smallest path there) it checks the state invariants and encodes the
-state, unless the partition owns that fingerprint itself and its visited record already holds it
-(then the merge would drop it: with P = 2 this drops about 7% of the candidates on `default`, before
-their encoding, their invariants and the shuffle). So every property is evaluated in the stage
+state, unless the partition owns that key itself and its visited record already holds its fingerprint
+(then the merge would drop it: with P = 2 and states owned by fingerprint this dropped about 7% of
+the candidates on `default`, before their encoding, their invariants and the shuffle). So every property is evaluated in the stage
 that generates the states, and duplicates within a partition never leave it. The candidates are
 shuffled to their owners (`partitionBy`).
 `merge_partition` runs on each owner partition, where the co-partitioned level record (the
@@ -70,7 +80,7 @@ from operator import itemgetter
 from typing import Any
 
 from kcm.checker.collector import pausing_collector
-from kcm.model.properties import Always, AlwaysStep, Sometimes
+from kcm.model.properties import Always, AlwaysStep, Model, Sometimes
 from kcm.spark_explore.codec import ModelCodec, StateCodec, state_codec
 from kcm.spark_explore.fpset import FingerprintSet
 from kcm.spark_explore.spec import ModelSpec, load_model
@@ -81,9 +91,10 @@ STEP, GOAL, ALWAYS, DEADLOCK_PHASE = 0, 1, 2, 3
 
 
 def owner_of(key: Any) -> int:
-    """The partition function (before `% P`): fingerprints by their high word, the visited record
-    of partition `p` to `p`. One module-level function object, so every RDD partitioned with it
-    has an equal partitioner and co-partitioned unions stay narrow."""
+    """The partition function (before `% P`): keys by their first 8 bytes (the locality, or the
+    fingerprint's high word), the visited record of partition `p` to `p`. One module-level
+    function object, so every RDD partitioned with it has an equal partitioner and co-partitioned
+    unions stay narrow."""
     if type(key) is bytes:
         return int.from_bytes(key[:8], "big")
     return key
@@ -200,13 +211,52 @@ def _selected(model, names: tuple[str, ...], kind: type) -> tuple:
     return tuple(by_name[n] for n in names)
 
 
-def fingerprint_function(model, symmetric: bool):
-    """`model.fingerprint`, of the representative when symmetry is on (as the sequential explorer)."""
-    fingerprint = model.fingerprint
+#: The most owner partitions on which states are owned by their model's locality. The Kafka
+#: model's busiest ZooKeeper records hold many states, and the largest owner's share of a level
+#: grows with P: on `deep`'s level 7 (576,032 states, 25,236 ZooKeeper records) it is 1.00, 1.05,
+#: 1.04, 1.08, 1.11, 1.14, 1.22 and 2.27 times an even share at P = 2, 3, 4, 6, 8, 16, 32 and
+#: 256, against at most 1.05 by fingerprint (docs/benchmarks.md). A stage lasts as long as its
+#: largest task, so beyond a few partitions the duplicates saved cost more than they save.
+LOCALITY_PARTITIONS = 4
+
+
+def uses_locality(model, partitions: int) -> bool:
+    """Whether states are owned by `model.locality` on `partitions` owner partitions (0: unknown)."""
+    return type(model).locality is not Model.locality and partitions <= LOCALITY_PARTITIONS
+
+
+def key_function(model, symmetric: bool, partitions: int):
+    """A state's key on `partitions` owner partitions: the `model.locality` of its representative
+    (itself without symmetry), then the representative's 16-byte fingerprint, as the sequential
+    explorer fingerprints it. `owner_of` reads the first 8 bytes, so states are owned by their
+    locality, or by their fingerprint when the model has none or P is above `LOCALITY_PARTITIONS`
+    (the key is then the fingerprint alone); identity is the last 16 bytes (`fingerprint_of_key`),
+    and the locality, a function of the state, adds none. A snapshot keeps its P, so a resumed run
+    keys its states as the run that wrote it."""
+    fingerprint, locality = model.fingerprint, model.locality
+    if not uses_locality(model, partitions):
+        if not symmetric:
+            return fingerprint
+        representative = model.representative
+        return lambda state: fingerprint(representative(state))
     if not symmetric:
-        return fingerprint
+        def key(state):
+            fp = fingerprint(state)   # first: the Kafka model's locality finds what it cached
+            return locality(state) + fp
+        return key
+
     representative = model.representative
-    return lambda state: fingerprint(representative(state))
+
+    def key_of_representative(state):
+        r = representative(state)
+        fp = fingerprint(r)
+        return locality(r) + fp
+    return key_of_representative
+
+
+def fingerprint_of_key(key: bytes) -> bytes:
+    """The fingerprint a key ends with (the key itself when the model has no locality)."""
+    return key[-16:]
 
 
 def _keep_min(events: dict, name: str, key: tuple) -> None:
@@ -224,7 +274,7 @@ def expand_partition(task: LevelTask, report: Callable[[list], None], index: int
     model = load_model(task.spec)
     codec = codec_for(task.spec)
     encode, decode = codec.encode, codec.decode
-    fp_of = fingerprint_function(model, task.symmetric)
+    key_of = key_function(model, task.symmetric, task.partitions)
     always = _selected(model, task.always, Always)
     steps = list(enumerate(_selected(model, task.steps, AlwaysStep)))
     # The step properties that judge each action type (`AlwaysStep.judges`), filled lazily.
@@ -274,12 +324,12 @@ def expand_partition(task: LevelTask, report: Callable[[list], None], index: int
                 goals = [(i, g) for i, g in goals if g.name not in goal_events]
             if edges_taken is not None:
                 out.edges.update(edges_taken(s, a, t))
-            tf = fp_of(t)
-            if tf not in seen:
-                seen.add(tf)
-                if P:
-                    h = int.from_bytes(tf[:8], "big")
-                    if h % P == index and contains(h, int.from_bytes(tf[8:], "big")):
+            tk = key_of(t)
+            if tk not in seen:
+                seen.add(tk)
+                if P and int.from_bytes(tk[:8], "big") % P == index:
+                    fp = tk[-16:]
+                    if contains(int.from_bytes(fp[:8], "big"), int.from_bytes(fp[8:], "big")):
                         n += 1
                         continue
                 failed: tuple[int, ...] = ()
@@ -289,7 +339,7 @@ def expand_partition(task: LevelTask, report: Callable[[list], None], index: int
                         if stop:
                             break
                 out.candidates += 1
-                yield tf, (key, kind, encode(t), failed)
+                yield tk, (key, kind, encode(t), failed)
             n += 1
         out.states += 1
         out.generated += n
@@ -323,13 +373,13 @@ def merge_partition(task: LevelTask, report: Callable[[list], None], index: int,
         visited = FingerprintSet()
     out.received = len(best)
     news, always_events, names = out.new_states, out.always_events, task.always
-    new = sorted(((c[0], fp, c) for fp, c in best.items() if fp not in visited), key=itemgetter(0))
-    for path, fp, (_, kind, data, failed) in new:
+    new = sorted(((c[0], key, c) for key, c in best.items() if key[-16:] not in visited), key=itemgetter(0))
+    for path, key, (_, kind, data, failed) in new:
         news[kind] = news.get(kind, 0) + 1
         for i in failed:
             _keep_min(always_events, names[i], (path, ALWAYS, i))
-        yield fp, (path, data)
-    merged = visited.merged(fp for _, fp, _ in new)
+        yield key, (path, data)
+    merged = visited.merged(key[-16:] for _, key, _ in new)
     out.new = len(new)
     out.visited, out.visited_bytes = len(merged), merged.nbytes
     out.seconds = time.perf_counter() - started

@@ -266,6 +266,18 @@ def grid(n: int = 3, bugs=(), reset: bool = True, terminal: bool = False) -> Gri
     return GridCounter(n, tuple(tuple(b) for b in bugs), reset, terminal)
 
 
+class LocalGridCounter(GridCounter):
+    """The grid with a locality (`Model.locality`): its column, so the Spark explorer owns the
+    states of a column together."""
+
+    def locality(self, s):
+        return s.x.to_bytes(8, "big")
+
+
+def local_grid(n: int = 3) -> LocalGridCounter:
+    return LocalGridCounter(n)
+
+
 # ---- climbers (exact symmetry) -------------------------------------------------------------------
 
 

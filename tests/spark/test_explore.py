@@ -15,7 +15,7 @@ from kcm.config import load_preset
 from kcm.errors import UsageError
 from kcm.spark_explore import checkpoint as snapshots
 from kcm.spark_explore.bfs import SparkOptions, _SparkExplorer, explore_spark
-from kcm.spark_explore.level import is_visited, owner_of
+from kcm.spark_explore.level import LOCALITY_PARTITIONS, is_visited, owner_of
 from kcm.spark_explore.spec import ModelSpec
 from tests.conftest import DEFAULT_DEPTH
 from tests.spark.conftest import signature
@@ -27,10 +27,10 @@ def toy(name: str, *args, **kwargs) -> ModelSpec:
     return ModelSpec.of(f"{TOYS}:{name}", *args, **kwargs)
 
 
-def both(spark, spec: ModelSpec, **options):
+def both(spark, spec: ModelSpec, partitions: int = 2, **options):
     """The sequential and the Spark result for one spec and options (P = 2, lineage cut every 3)."""
     sequential = explore(spec.build(), CheckOptions(**options))
-    distributed = explore_spark(spark, spec, SparkOptions(partitions=2, checkpoint_every=3, **options))
+    distributed = explore_spark(spark, spec, SparkOptions(partitions=partitions, checkpoint_every=3, **options))
     return sequential, distributed
 
 
@@ -100,10 +100,13 @@ def test_violations_match_the_sequential_explorer(spark, case):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("symmetry", [True, False], ids=["symmetry", "no-symmetry"])
-def test_kafka_tiny_matches_the_sequential_explorer(spark, symmetry):
+@pytest.mark.parametrize(("symmetry", "partitions"), [(True, 2), (False, 2), (True, LOCALITY_PARTITIONS + 1)],
+                         ids=["symmetry", "no-symmetry", "owned-by-fingerprint"])
+def test_kafka_tiny_matches_the_sequential_explorer(spark, symmetry, partitions):
+    # On P = 2 states are owned by their ZooKeeper record (the model's locality), on more
+    # partitions than LOCALITY_PARTITIONS by their fingerprint: both keyings give the same search.
     spec = ModelSpec.kafka(load_preset("tiny"), symmetry=symmetry)
-    sequential, distributed = both(spark, spec)
+    sequential, distributed = both(spark, spec, partitions)
     assert signature(distributed) == signature(sequential)
     assert distributed.stats.distinct > 1000  # the preset is not trivially small
     # How often each table edge was taken (report.html draws it): the same count on both engines.

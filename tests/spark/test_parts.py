@@ -1,5 +1,5 @@
 """The pieces the Spark explorer is built from, without Spark: the per-partition fingerprint set,
-the partition function, the state codec and the model spec."""
+the keys and the partition function, the state codec and the model spec."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from kcm.model.cluster import NO_ZNODE, PartitionZnode
 from kcm.spark_explore.codec import StateCodec
 from kcm.spark_explore.fpset import FingerprintSet
 from kcm.spark_explore.level import (
-    EXPAND, MERGE, LevelTask, codec_for, expand_partition, fingerprint_function, is_candidate,
-    is_frontier, is_visited, keep_first, merge_partition, owner_of,
+    EXPAND, LOCALITY_PARTITIONS, MERGE, LevelTask, codec_for, expand_partition, fingerprint_of_key,
+    is_candidate, is_frontier, is_visited, keep_first, key_function, merge_partition, owner_of, uses_locality,
 )
 from kcm.spark_explore.spec import ModelSpec
 
@@ -77,39 +77,126 @@ def test_merge_keeps_the_smallest_path_of_each_new_fingerprint():
     assert summary.new_states == {"Down": 2} and summary.always_events == {}
 
 
-def test_expand_drops_the_candidates_its_own_visited_record_holds():
-    spec = ModelSpec.of("tests.checker.toys:grid", 3)
+@pytest.mark.parametrize("toy", ["grid", "local_grid"])
+def test_expand_drops_the_candidates_its_own_visited_record_holds(toy):
+    # `local_grid` keys its states by column then fingerprint (24 bytes) and is owned by column;
+    # `grid` has no locality, so its keys are its fingerprints.
+    spec = ModelSpec.of(f"tests.checker.toys:{toy}", 3)
     model = spec.build()
-    fp_of, encode = fingerprint_function(model, False), codec_for(spec).encode
+    key_of, encode = key_function(model, False, 2), codec_for(spec).encode
     frontier = [model.init_states()[0]]
     for _ in range(3):  # level 3 of the grid: (3, 0), (2, 1), (1, 2), (0, 3); level 4 has 3 states
         frontier = list(dict.fromkeys(t for s in frontier for _, t in model.successors(s)))
-    successors = {fp_of(t) for s in frontier for _, t in model.successors(s)}
-    every_state = {fp_of(model.init_states()[0])} | {fp_of(s) for s in frontier} | successors
+    successors = {key_of(t) for s in frontier for _, t in model.successors(s)}
+    every_state = {key_of(model.init_states()[0])} | {key_of(s) for s in frontier} | successors
+    assert {len(k) for k in every_state} == {16 if toy == "grid" else 24}
+    if toy == "local_grid":  # owned by column: (3, 1) by partition 1, (2, 2) by 0, (1, 3) by 1
+        assert sorted(owner_of(k) % 2 for k in successors) == [0, 1, 1]
 
     def expand(partitions: int, index: int, visited: set[bytes]) -> tuple[list, object]:
         task = LevelTask(spec, False, (), (), (), True, True, True, 4, partitions)
-        records = [(fp_of(s), ((0, i), encode(s))) for i, s in enumerate(frontier)]
-        records.append((index, FingerprintSet.of(visited)))
+        records = [(key_of(s), ((0, i), encode(s))) for i, s in enumerate(frontier)]
+        records.append((index, FingerprintSet.of(map(fingerprint_of_key, visited))))
         reported: list = []
         out = list(expand_partition(task, reported.extend, index, iter(records)))
         [((level, stage, partition), summary)] = reported
         assert (level, stage, partition) == (4, EXPAND, index)
-        return [fp for fp, _ in out], summary
+        return [key for key, _ in out], summary
 
     everything, plain = expand(0, 0, every_state)  # P unknown: nothing is dropped
     assert sorted(everything) == sorted(successors) and len(successors) == 3
     for index in (0, 1):
-        owned = {fp for fp in every_state if owner_of(fp) % 2 == index}
+        owned = {key for key in every_state if owner_of(key) % 2 == index}
         kept, summary = expand(2, index, owned)
         # Only the candidates of the other partition leave; the counters are those of every edge.
-        assert sorted(kept) == sorted(fp for fp in successors if owner_of(fp) % 2 != index)
+        assert sorted(kept) == sorted(key for key in successors if owner_of(key) % 2 != index)
         assert (summary.generated, summary.evaluations, summary.outdegrees) == (
             plain.generated, plain.evaluations, plain.outdegrees)
         assert summary.candidates == len(kept)
-        # A fingerprint the partition owns but has not visited is a candidate as before.
+        # A state the partition owns but has not visited is a candidate as before.
         kept, _ = expand(2, index, every_state - successors)
         assert sorted(kept) == sorted(successors)
+
+
+def test_merge_knows_a_state_by_the_fingerprint_its_key_ends_with():
+    task = LevelTask(ModelSpec.of("tests.checker.toys:local_grid", 3), False, (), (), (), True, True, True, 4)
+    column = (7).to_bytes(8, "big")
+    old, new = fingerprints(2, 5)
+    records = [(column + old, ((0, 1), "Up", b"old", ())), (column + new, ((0, 2), "Up", b"new", ())),
+               (0, FingerprintSet.of([old]))]
+    out = list(merge_partition(task, lambda _: None, 0, iter(records)))
+    assert out[0] == (column + new, ((0, 2), b"new"))
+    assert sorted(out[1][1]) == sorted([old, new])   # the visited set holds fingerprints
+
+
+def _generated(model, key_of, depth: int) -> list:
+    """Every state generated within `depth` steps of breadth-first search, duplicates included."""
+    out = list(model.init_states())
+    level, seen = list(out), {key_of(s) for s in out}
+    for _ in range(depth):
+        following = []
+        for s in level:
+            for _, t in model.successors(s):
+                out.append(t)
+                key = key_of(t)
+                if key not in seen:
+                    seen.add(key)
+                    following.append(t)
+        level = following
+    return out
+
+
+def test_a_kafka_states_key_is_its_zookeeper_records_digest_then_its_fingerprint():
+    model = ModelSpec.kafka(load_preset("tiny")).build()
+    key_of = key_function(model, True, 2)
+    states = _generated(model, key_of, 6)
+    keys: dict[bytes, set[bytes]] = {}
+    for s in states:
+        rep = model.representative(s)
+        key = key_of(s)
+        assert key == model.locality(rep) + model.fingerprint(rep) and len(key) == 24
+        keys.setdefault(fingerprint_of_key(key), set()).add(key)
+    # One key per fingerprint: the locality adds no identity.
+    assert all(len(k) == 1 for k in keys.values()) and len(keys) < len(states)
+    # States with one ZooKeeper record have one owner, whatever their brokers and queues hold.
+    by_zk: dict = {}
+    for s in states:
+        rep = model.representative(s)
+        by_zk.setdefault(rep.zk, set()).add(owner_of(key_of(s)))
+    assert all(len(owners) == 1 for owners in by_zk.values())
+    assert any(len({model.representative(s).brokers for s in states if model.representative(s).zk == zk}) > 1
+               for zk in by_zk)
+
+
+def test_on_many_partitions_a_state_is_keyed_and_owned_by_its_fingerprint():
+    # Above LOCALITY_PARTITIONS the busiest ZooKeeper records would load their owners unevenly.
+    from tests.checker.toys import grid, local_grid
+
+    for model in (ModelSpec.kafka(load_preset("tiny")).build(), local_grid(3)):
+        assert uses_locality(model, 2) and uses_locality(model, LOCALITY_PARTITIONS)
+        assert not uses_locality(model, LOCALITY_PARTITIONS + 1)
+        few, many = key_function(model, True, LOCALITY_PARTITIONS), key_function(model, True, LOCALITY_PARTITIONS + 1)
+        states = _generated(model, few, 4)
+        assert len(states) > 10
+        for s in states:
+            assert many(s) == model.fingerprint(model.representative(s)) == fingerprint_of_key(few(s))
+            assert len(few(s)) == 24
+    assert not uses_locality(grid(3), 2)   # no locality: owned by fingerprint on any P
+
+
+def test_the_epoch_quotients_locality_is_of_the_normal_form(monkeypatch):
+    from kcm.model.epoch_quotient import EpochQuotientModel, normalize_epochs
+    from kcm.model.spec import KafkaModel
+
+    model = EpochQuotientModel(load_preset("tiny"))
+    key_of = key_function(model, False, 2)
+    states = [s for s in _generated(model, key_of, 12) if normalize_epochs(s).zk != s.zk]
+    assert states, "no state whose ZooKeeper record holds epochs out of normal form"
+    assert all(key_of(s) == key_of(normalize_epochs(s)) for s in states)
+    # Without the override, a state and its normal form (one fingerprint) would get two owners.
+    monkeypatch.setattr(EpochQuotientModel, "locality", KafkaModel.locality)
+    key_of = key_function(model, False, 2)
+    assert any(key_of(s) != key_of(normalize_epochs(s)) for s in states)
 
 
 def test_codec_keeps_the_identity_of_model_constants_only():
