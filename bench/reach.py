@@ -1,13 +1,16 @@
 """Benchmark: the reach presets (`four`, `deep`) explored by the sequential explorer, with a time
 limit, and where their states come from.
 
-    python bench/reach.py [--presets four,deep] [--minutes 10] [--no-symmetry]
+    python bench/reach.py [--presets four,deep] [--minutes 10] [--no-symmetry] [--from-settled]
 
 For each preset: the verdict (or "incomplete" at the time limit), distinct and generated states,
 the depth reached, the distinct states per BFS level, and the distinct states by origin: which
 perturbations the run has spent (none: the cold start's interleavings) and the controller epoch
 (how many elections happened). The origin is counted once per distinct state (the benchmark keeps
-its own set of fingerprints, so it costs memory beside the explorer's). Prints markdown with the
+its own set of fingerprints, so it costs memory beside the explorer's). `--from-settled` starts each
+run from the settled cluster (`spec.settle` of each initial state: startup done, nothing in
+flight) instead of the cold start, with the preset's own budgets: how much of a preset's size the
+startup's interleavings with its perturbations make. Prints markdown with the
 date, machine and load; it writes nothing (docs/benchmarks.md is updated by hand from it).
 """
 
@@ -22,7 +25,8 @@ import time
 from kcm import config
 from kcm.checker.bfs import explore
 from kcm.model.cluster import Budget
-from kcm.model.spec import KafkaModel
+from kcm.model.spec import KafkaModel, settle
+from kcm.model.symmetry import representative
 
 
 class Counted(KafkaModel):
@@ -42,9 +46,25 @@ class Counted(KafkaModel):
         return fp
 
 
-def run(preset: str, minutes: float, symmetry: bool) -> None:
+class CountedFromSettled(Counted):
+    """`Counted`, its runs starting from the settled cluster: one initial state per orbit of the
+    preset's initial states, settled."""
+
+    def init_states(self):
+        if self._inits is None:
+            seen, out = set(), []
+            for s in KafkaModel(self.cfg, symmetry=False).init_states():
+                settled = settle(self.cfg, s)
+                if representative(settled) not in seen:
+                    seen.add(representative(settled))
+                    out.append(settled)
+            self._inits = tuple(out)
+        return self._inits
+
+
+def run(preset: str, minutes: float, symmetry: bool, from_settled: bool = False) -> None:
     cfg = config.load_preset(preset)
-    model = Counted(cfg, symmetry=symmetry)
+    model = (CountedFromSettled if from_settled else Counted)(cfg, symmetry=symmetry)
     deadline = time.monotonic() + minutes * 60
 
     def progress(p) -> None:
@@ -56,7 +76,8 @@ def run(preset: str, minutes: float, symmetry: bool) -> None:
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     s = result.stats
     levels = list(s.frontier_sizes)
-    print(f"### {preset} (symmetry {'on' if model.has_symmetry and symmetry else 'off'})\n")
+    start = "from the settled cluster" if from_settled else "from a cold start"
+    print(f"### {preset} (symmetry {'on' if model.has_symmetry and symmetry else 'off'}, {start})\n")
     print(f"verdict {result.verdict}{' (' + result.reason + ')' if result.reason else ''}; "
           f"{s.distinct:,} distinct, {s.generated:,} generated, depth {s.depth}; {wall:.0f} s wall, "
           f"{cpu:.0f} s CPU ({s.generated / max(cpu, 1e-9):,.0f} generated/s CPU); "
@@ -81,12 +102,14 @@ def main() -> None:
     parser.add_argument("--presets", default="four,deep")
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--no-symmetry", action="store_true")
+    parser.add_argument("--from-settled", action="store_true",
+                        help="start from the settled cluster instead of the cold start")
     args = parser.parse_args()
     print(f"Reach presets, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}, load average {os.getloadavg()[0]:.1f} at the start\n")
     for preset in args.presets.split(","):
-        run(preset, args.minutes, not args.no_symmetry)
+        run(preset, args.minutes, not args.no_symmetry, args.from_settled)
 
 
 if __name__ == "__main__":
