@@ -25,7 +25,7 @@ import time
 from kcm import config
 from kcm.checker.bfs import explore
 from kcm.model.cluster import Budget
-from kcm.model.spec import KafkaModel, settle
+from kcm.model.spec import KafkaModel, init_states, settle
 from kcm.model.symmetry import representative
 
 
@@ -52,13 +52,11 @@ class CountedFromSettled(Counted):
 
     def init_states(self):
         if self._inits is None:
-            seen, out = set(), []
-            for s in KafkaModel(self.cfg, symmetry=False).init_states():
+            by_orbit: dict = {}
+            for s in init_states(self.cfg):
                 settled = settle(self.cfg, s)
-                if representative(settled) not in seen:
-                    seen.add(representative(settled))
-                    out.append(settled)
-            self._inits = tuple(out)
+                by_orbit.setdefault(representative(settled), settled)
+            self._inits = tuple(by_orbit.values())
         return self._inits
 
 

@@ -1,6 +1,7 @@
 """One partition's share of the visited set: a sorted array of 128-bit fingerprints.
 
-Each Spark partition owns the fingerprints that `owner_of` maps to it and keeps them as one
+Each Spark partition keeps the fingerprints of the states it owns (`owner_of` of their keys,
+`level.py`) as one
 `FingerprintSet`, a single record of the visited RDD. The set is two parallel `array('Q')` of the
 high and low 64 bits of each fingerprint, sorted by (high, low): 16 bytes per state and nothing
 else, so the visited set costs 16 bytes per state in the block manager, and pickling it (which

@@ -12,6 +12,7 @@ Kafka) and never a fenced delete=true, so the abstraction changes no explored st
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from pathlib import Path
 
@@ -66,7 +67,11 @@ class Probe(KafkaModel):
         return out
 
 
-def probe(cfg) -> Probe:
+@functools.lru_cache(maxsize=None)
+def probe(source: str) -> Probe:
+    """The probe after exploring a preset or a mutation config (`m-*`) whole; once per session."""
+    cfg = (config.load_preset(source) if not source.startswith("m-")
+           else config.load_config_file(MUTATION_CONFIGS / f"{source}.toml"))
     model = Probe(cfg)
     result = explore(model, CheckOptions(stop_on_violation=False))
     assert result.verdict != "incomplete"
@@ -76,9 +81,7 @@ def probe(cfg) -> Probe:
 @pytest.mark.parametrize("source", ["zkfaults", "tiny", "m-delete", "m-delete-crash", "m-delete-reassign",
                                     "m-recreate", "m-reassign", "m-reassign2", "m-shutdown"])
 def test_no_config_delivers_a_fenced_stop_replica_with_delete(source):
-    cfg = (config.load_preset(source) if not source.startswith("m-")
-           else config.load_config_file(MUTATION_CONFIGS / f"{source}.toml"))
-    model = probe(cfg)
+    model = probe(source)
     assert model.fenced[True] == 0
     if source in ("zkfaults", "m-shutdown"):  # the probe sees fenced partitions where there are some
         assert model.fenced[False] > 0
@@ -87,7 +90,7 @@ def test_no_config_delivers_a_fenced_stop_replica_with_delete(source):
 def test_the_probe_sees_a_fenced_deletion():
     """The same delivery as the first fenced delete=false of `zkfaults`, its request turned into a
     delete=true: the probe reports it (so the configs above would show one if they reached it)."""
-    model = probe(config.load_preset("zkfaults"))
+    model = probe("zkfaults")
     state, action = model.example
     i = action.src * model.cfg.brokers + action.dst
     request = state.net[i][0]
