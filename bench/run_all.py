@@ -9,7 +9,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 BENCHES = [["explore.py", "--presets", "tiny"], ["compiled.py", "--max-depth", "9", "--pairs", "1"], ["proofs.py"],
            ["cores.py", "--preset", "default", "--max-depth", "10"], ["spark_explore.py", "--presets", "tiny"],
-           ["fuzz.py"]]
+           ["runs.py", "--presets", "zkfaults", "--repeat", "1"], ["fuzz.py"]]
 
 for args in BENCHES:
     script = HERE / args[0]

@@ -50,6 +50,11 @@ traces replay as before, but they are no longer guaranteed shortest.
 
 Interruption (KeyboardInterrupt) and `max_depth` end the run with the verdict "incomplete" and
 everything computed so far.
+
+Runs. `initial` explores from some of the initial states only, `depth_bound` stops the search
+below a violation found elsewhere, and `should_stop` interrupts it from outside: what
+`kcm.checker.runs` uses to explore a model's disjoint runs (`Model.run_of`) in several processes
+and merge them into this explorer's result.
 """
 
 from __future__ import annotations
@@ -97,6 +102,17 @@ class CheckOptions:
     #: Partial-order reduction (`kcm.checker.por`): expand ample sets only. Traces may be longer
     #: than the shortest; needs `Model.por_info()`; not with `keep_graph`.
     por: bool = False
+    #: Explore from these initial states only (indices into `model.init_states()`, which parent
+    #: pointers and traces keep): one run of the model's (`Model.run_of`; `kcm.checker.runs`).
+    initial: Collection[int] | None = None
+    #: Asked before each level: the length of a violation another run has found, or None. The
+    #: search stops with the reason "bounded" before expanding a level deeper than it (nothing
+    #: found there could be shorter); it still expands the level at that depth, whose deadlocks
+    #: would tie (`kcm.checker.runs`).
+    depth_bound: Callable[[], int | None] | None = None
+    #: Asked before each level and every 64 states: True ends the run as an interruption
+    #: (KeyboardInterrupt) does, for a caller that cannot raise one in it (`kcm.checker.runs`).
+    should_stop: Callable[[], bool] | None = None
 
 
 class _Stop(Exception):
@@ -239,7 +255,10 @@ class _Explorer:
         try:
             # Level 0: the initial states.
             self.inits = list(model.init_states())
+            initial = self.opts.initial
             for index, state in enumerate(self.inits):
+                if initial is not None and index not in initial:
+                    continue
                 self.generated += 1
                 f = fp_of(state)
                 if f in parents:
@@ -259,12 +278,19 @@ class _Explorer:
             self._report(progress, "init", 1, len(frontier))
 
             level = 0
-            max_depth = self.opts.max_depth
+            max_depth, depth_bound, should_stop = self.opts.max_depth, self.opts.depth_bound, self.opts.should_stop
             next_tick = self.clock.start + interval
             while frontier:
                 if max_depth is not None and level >= max_depth:
                     self.reason = "max_depth"
                     break
+                if should_stop is not None and should_stop():
+                    raise KeyboardInterrupt
+                if depth_bound is not None:
+                    bound = depth_bound()
+                    if bound is not None and level > bound:
+                        self.reason = "bounded"
+                        break
                 next_frontier = []
                 always, step_props_of, goals = self.always, self.step_props_of, self.goals
                 try:
@@ -317,7 +343,9 @@ class _Explorer:
                         outdegrees[n] = outdegrees.get(n, 0) + 1
                         if n == 0 and self.check_deadlock and not model.is_terminal(s):
                             self._violated(DEADLOCK, DEADLOCK, self._trace_to(f), level)
-                        # Look at the clock every 64 states only.
+                        # Look at the clock (and ask whether to stop) every 64 states only.
+                        if should_stop is not None and (pos & 63) == 0 and should_stop():
+                            raise KeyboardInterrupt
                         if progress is not None and (pos & 63) == 0 and self.clock.now() >= next_tick:
                             queue = len(frontier) - pos - 1 + len(next_frontier)
                             self._report(progress, "tick", level + 1, queue)

@@ -78,7 +78,8 @@ class CheckResult:
     symmetry: bool
     #: Names of the properties checked (after the `properties` filter), "deadlock" included if on.
     checked: tuple[str, ...] = ()
-    #: Why an incomplete run stopped: "max_depth" or "interrupted"; "" otherwise.
+    #: Why an incomplete run stopped: "max_depth" or "interrupted" ("bounded": one run of several
+    #: cut below another run's violation, `kcm.checker.runs`); "" otherwise.
     reason: str = ""
     #: The engine's name, for reports.
     engine: str = "bfs"

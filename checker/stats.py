@@ -41,6 +41,9 @@ class Outdegree:
     mean: float = 0.0
     maximum: int = 0
     p95: int = 0
+    #: `{outdegree: number of states}` it summarises, so that runs explored apart add up
+    #: exactly (`kcm.checker.runs`); not part of equality.
+    histogram: Mapping[int, int] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_histogram(cls, histogram: Mapping[int, int]) -> Outdegree:
@@ -57,7 +60,7 @@ class Outdegree:
                 p95 = degree
                 break
         mean = sum(d * c for d, c in histogram.items()) / total
-        return cls(degrees[0], mean, degrees[-1], p95)
+        return cls(degrees[0], mean, degrees[-1], p95, dict(histogram))
 
 
 @dataclass(frozen=True)

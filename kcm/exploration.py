@@ -21,7 +21,7 @@ from rich.console import Console
 
 from kcm import config
 from kcm.checker import html_report
-from kcm.checker.bfs import explore
+from kcm.checker.runs import explore_runs
 from kcm.checker.liveness import LIVENESS_PROPERTIES, check_liveness
 from kcm.checker.result import VIOLATION, CheckResult
 from kcm.checker.traces import write_counterexample
@@ -146,7 +146,7 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
                     out: Path | None = None, progress_every: float = 5.0, engine: str = "local",
                     master: str | None = None, checkpoint: Path | None = None,
                     resume: Path | None = None, liveness: bool = False,
-                    por: bool = False) -> tuple[CheckResult, dict[str, str]]:
+                    por: bool = False, jobs: int | None = None) -> tuple[CheckResult, dict[str, str]]:
     """Explore `cfg` with the sequential explorer (`local`) or on Spark; returns the result and
     {violated property: ITF file written}.
 
@@ -154,7 +154,9 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
     without stopping at a safety violation (it needs the whole graph), and `kcm.checker.liveness`
     checks it: its violations (lassos) join the result's, its summary is `result.extra["liveness"]`
     and the graph `result.extra["graph"]`. With `por` the sequential explorer expands ample sets
-    (`kcm.checker.por`)."""
+    (`kcm.checker.por`). The sequential explorer explores the model's disjoint runs (the cold
+    start, each overlapping run) in up to `jobs` processes (`kcm.checker.runs`; default one per
+    core); the liveness check explores in one."""
     if liveness and engine == "spark":
         raise UsageError("--liveness runs on the sequential explorer only; drop --engine spark")
     if liveness:
@@ -187,7 +189,7 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
     else:
         if checkpoint or resume:
             raise UsageError("--checkpoint and --resume need --engine spark")
-        result = explore(model, **options)
+        result = explore_runs(model, jobs=jobs, **options)
     live = None
     if liveness:
         live = check_liveness(model, result.extra.get("graph"))
@@ -200,6 +202,10 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
     if live is not None:
         for line in live.summary_lines():
             console.print(line)
+    runs = result.extra.get("runs")
+    if runs:
+        console.print(f"{len(runs)} disjoint runs, explored apart in {result.extra['processes']} processes: "
+                      + "; ".join(f"run {r['run']} {r['distinct']:,} distinct in {r['seconds']:.1f} s" for r in runs))
     cov = result.coverage
     taken = len([e for e in cov.edges_taken if e not in cov.outside_universe])
     console.print(f"Table coverage: {taken} of {cov.edges_total} edges taken"
@@ -283,8 +289,11 @@ def start_spark(master: str | None, checkpoint: Path | None = None):
 
 
 def check_engine_options(engine: str, master: str | None, checkpoint: Path | None = None,
-                         resume: Path | None = None, simulate: bool = False) -> None:
-    """The Spark options, checked before any work starts (and before the JVM does)."""
+                         resume: Path | None = None, simulate: bool = False, jobs: int | None = None) -> None:
+    """The engines' options, checked before any work starts (and before the JVM does)."""
+    if jobs is not None and (engine == "spark" or simulate):
+        raise UsageError("--jobs is for the sequential explorer (--engine local); Spark runs as many tasks "
+                         "as its master has cores (--master local[N])")
     if engine != "spark" and not simulate:
         if checkpoint or resume:
             raise UsageError("--checkpoint and --resume need --engine spark")

@@ -277,6 +277,13 @@ class Model(Generic[State, Action]):
         checked, never whether two states are the same."""
         return b""
 
+    def run_of(self, state: State) -> int:
+        """Which of the model's disjoint runs `state` belongs to: a value no step changes, so that
+        the states reached from initial states of different runs never meet and each run can be
+        explored apart, on its own core (`kcm.checker.runs`). Called on initial states; must be
+        the same for a state and its representative. One run (0) by default."""
+        return 0
+
     def is_terminal(self, state: State) -> bool:
         """Whether `state` is a legal end (no enabled action is then not a deadlock); False by default."""
         return False

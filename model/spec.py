@@ -614,6 +614,11 @@ class KafkaModel(Model):
             self._inits = inits
         return self._inits
 
+    def run_of(self, state: Cluster) -> int:
+        # The cold start is run 0, each overlapping run its number: `Cluster.scenario`, which no
+        # step writes (model/footprints.py) and no renaming touches.
+        return state.scenario
+
     def successors(self, state: Cluster) -> list:
         out = []
         obs = {}

@@ -45,11 +45,14 @@ def _table_lines() -> list[str]:
               show_default=True, help="Prove the election rules for every broker count up to this.")
 @click.option("--engine", type=click.Choice(ENGINES), default="spark", show_default=True,
               help="Explore on Spark (embedded local[*] unless --master) or with the sequential explorer.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Sequential engine: explore the preset's disjoint runs (the cold start and each overlapping "
+                   "run) in up to N processes at once [default: one per core].")
 @click.option("--master", default=None, metavar="URL", help="Spark master (default local[*]).")
 @click.option("--no-explore", is_flag=True, help="Skip the exploration (tables, diagrams and proofs only).")
 @click.option("--liveness", is_flag=True,
               help="Also check liveness on the explored graph (needs --engine local; see kcm explore --liveness).")
-def command(preset, config_file, variant, out, diagram_dir, json_file, junit_file, proof_brokers, engine, master,
+def command(preset, config_file, variant, out, diagram_dir, json_file, junit_file, proof_brokers, engine, jobs, master,
             no_explore, liveness) -> int:
     """Check everything for a preset: tables, diagrams, proofs, exhaustive exploration; one verdict."""
     started = time.perf_counter()
@@ -59,7 +62,7 @@ def command(preset, config_file, variant, out, diagram_dir, json_file, junit_fil
     if liveness and engine == "spark" and not no_explore:
         raise UsageError("--liveness runs on the sequential explorer only; add --engine local")
     if not no_explore:
-        check_engine_options(engine, master)
+        check_engine_options(engine, master, jobs=jobs)
     if diagram_dir is not None:
         check_writable_dir(diagram_dir, "--diagrams")
     console.print(f"kcm check · Kafka {KAFKA_VERSION} controller · {label} "
@@ -83,7 +86,7 @@ def command(preset, config_file, variant, out, diagram_dir, json_file, junit_fil
     if not no_explore:
         console.print(f"[bold]4. Exhaustive exploration of {name}[/bold]")
         result, files = run_exploration(console, name, cfg, out=out, engine=engine, master=master,
-                                        liveness=liveness)
+                                        liveness=liveness, jobs=jobs)
     doc = report.build(result, proof_results, preset=name, variant=cfg.variant, trace_files=files,
                        duration_s=time.perf_counter() - started)
     json_path, junit_path = write_reports(doc, result, proof_results, name=name, out=out, json_file=json_file,

@@ -30,6 +30,9 @@ from kcm.exploration import (ENGINES, VARIANT_HELP, check_engine_options, check_
               help="Where counterexamples and reports go.")
 @click.option("--engine", type=click.Choice(ENGINES), default="local", show_default=True,
               help="The sequential explorer, or distributed BFS on Spark.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Sequential engine: explore the preset's disjoint runs (the cold start and each overlapping "
+                   "run) in up to N processes at once [default: one per core].")
 @click.option("--master", default=None, metavar="URL", help="Spark master (default local[*]; spark://…, yarn, k8s://…).")
 @click.option("--checkpoint", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Spark: write level snapshots here, to resume an interrupted run.")
@@ -46,8 +49,8 @@ from kcm.exploration import (ENGINES, VARIANT_HELP, check_engine_options, check_
               help="The JSON report (default: OUT/report.json).")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="JUnit XML (default: OUT/junit.xml).")
-def command(preset, config_file, variant, invariants, symmetry, por, max_depth, out, engine, master, checkpoint, resume,
-            simulate, runs, depth, seed, liveness, json_file, junit_file) -> int:
+def command(preset, config_file, variant, invariants, symmetry, por, max_depth, out, engine, jobs, master, checkpoint,
+            resume, simulate, runs, depth, seed, liveness, json_file, junit_file) -> int:
     """Explore every reachable state of a config and check every property on the way.
 
     Exit codes: 0 all properties hold and every goal is met; 1 a violation (with --liveness, a
@@ -61,7 +64,7 @@ def command(preset, config_file, variant, invariants, symmetry, por, max_depth, 
         raise UsageError("--por runs on the sequential explorer only, without --liveness or --simulate")
     name, label, cfg = load_config(preset, config_file, variant)
     check_outputs(out, json_file, junit_file)
-    check_engine_options(engine, master, checkpoint, resume, simulate)
+    check_engine_options(engine, master, checkpoint, resume, simulate, jobs)
     sym_text = ("symmetry off (liveness: cycles and fairness need real states)" if liveness
                 else symmetry_text(cfg, symmetry))
     console.print(f"kcm explore · {label}{' · variant ' + cfg.variant if cfg.variant else ''} · "
@@ -72,7 +75,7 @@ def command(preset, config_file, variant, invariants, symmetry, por, max_depth, 
                               invariants=tuple(invariants), out=out)
     result, files = run_exploration(console, name, cfg, symmetry=symmetry, invariants=tuple(invariants),
                                     max_depth=max_depth, out=out, engine=engine, master=master,
-                                    checkpoint=checkpoint, resume=resume, liveness=liveness, por=por)
+                                    checkpoint=checkpoint, resume=resume, liveness=liveness, por=por, jobs=jobs)
     doc = report.build(result, [], preset=name, variant=cfg.variant, trace_files=files)
     json_path, junit_path = write_reports(doc, result, [], name=name, out=out, json_file=json_file,
                                           junit_file=junit_file, cfg=cfg, trace_files=files)

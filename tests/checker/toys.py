@@ -10,6 +10,7 @@
 - `Philosophers`: dining philosophers who take the left fork first: a deadlock after n steps.
 - `EpochModel`: controllers bump an epoch; a stale write sets it back (an AlwaysStep violation on
   an edge that leads to an already-visited state).
+- `Lanes`: grid counters side by side that never meet, one run each (`Model.run_of`).
 - `Lamp`: a vacuous model: its goal is never met, and one declared action is never enabled.
 - `DGraph`: an explicit graph (stateright's `DGraph` test util), for corner cases.
 """
@@ -276,6 +277,56 @@ class LocalGridCounter(GridCounter):
 
 def local_grid(n: int = 3) -> LocalGridCounter:
     return LocalGridCounter(n)
+
+
+@dataclass(frozen=True, slots=True)
+class LanePoint:
+    lane: int
+    x: int
+    y: int
+
+
+class Lanes(Model):
+    """Grid counters side by side that never meet: lane `l` counts x, y in 0..sizes[l] from its
+    initial state (l, 0, 0), with Reset from its corner unless the lane is `stuck` (its corner is
+    then a deadlock), and `run_of` is the lane (`kcm.checker.runs`). `bugs`: (lane, x, y) points an
+    `Always` named `not_<lane>_<x>_<y>` forbids; `goals`: points a `Sometimes` named
+    `reach_<lane>_<x>_<y>` asks for. Lane l's grid has (sizes[l] + 1)^2 states."""
+
+    name = "lanes"
+
+    def __init__(self, sizes=(2, 3, 4), bugs=(), goals=(), stuck=()) -> None:
+        self.sizes, self.bugs, self.goals, self.stuck = tuple(sizes), tuple(bugs), tuple(goals), tuple(stuck)
+
+    def init_states(self):
+        return tuple(LanePoint(lane, 0, 0) for lane in range(len(self.sizes)))
+
+    def run_of(self, s):
+        return s.lane
+
+    def enabled_actions(self, s):
+        n = self.sizes[s.lane]
+        actions = []
+        if s.x < n:
+            actions.append(IncX())
+        if s.y < n:
+            actions.append(IncY())
+        if s.x == s.y == n and s.lane not in self.stuck:
+            actions.append(Reset())
+        return actions
+
+    def step(self, s, a):
+        if isinstance(a, IncX):
+            return LanePoint(s.lane, s.x + 1, s.y)
+        if isinstance(a, IncY):
+            return LanePoint(s.lane, s.x, s.y + 1)
+        return LanePoint(s.lane, 0, 0)
+
+    def properties(self):
+        return (tuple(Always(f"not_{l}_{x}_{y}", lambda s, p=(l, x, y): (s.lane, s.x, s.y) != p)
+                      for l, x, y in self.bugs)
+                + tuple(Sometimes(f"reach_{l}_{x}_{y}", lambda s, a, t, p=(l, x, y): (t.lane, t.x, t.y) == p)
+                        for l, x, y in self.goals))
 
 
 # ---- climbers (exact symmetry) -------------------------------------------------------------------

@@ -75,6 +75,8 @@ def _one_error_line(capsys) -> str:
     (["diagram", "tables", "--format", "jpg"], "'jpg' is not one of"),
     (["explore", "--preset", "tiny", "--out", "/etc/passwd/x"], "--out /etc/passwd/x: /etc/passwd is not a directory"),
     (["check", "--preset", "tiny", "--out", "/etc/passwd/x"], "--out /etc/passwd/x: /etc/passwd is not a directory"),
+    (["check", "--preset", "tiny", "--jobs", "2"], "--jobs is for the sequential explorer (--engine local)"),
+    (["explore", "--preset", "tiny", "--jobs", "0"], "Invalid value for '--jobs'"),
 ])
 def test_bad_usage_is_one_line_and_exit_2(args, needle, capsys) -> None:
     assert main(args) == 2
@@ -193,3 +195,13 @@ def test_explore_writes_the_trace_of_a_known_2_6_violation_and_passes(tmp_path) 
     assert report["verdict"] == "pass"
     assert [(k["invariant"], k["trace_length"]) for k in report["known_violations"]] == [("NoShuttingDownJoinsIsr", 14)]
     replay_itf(out / "known_NoShuttingDownJoinsIsr.itf.json")   # raises unless it reaches the violation again
+
+
+def test_explore_spreads_the_disjoint_runs_over_processes(tmp_path, capsys) -> None:
+    """`zkfaults` has a cold start and four overlapping runs: explored in two processes, the report
+    has the single explorer's counts, and the output names each run."""
+    assert main(["explore", "--preset", "zkfaults", "--jobs", "2", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "5 disjoint runs, explored apart in 2 processes: run 0 8,539 distinct in" in out
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert (report["verdict"], report["distinct_states"], report["generated_states"]) == ("pass", 13_016, 40_575)
