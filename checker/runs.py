@@ -11,10 +11,11 @@ they found merged into the `CheckResult` that one exploration of all of them giv
   the outdegree histogram, the coverage counters (per action, per table edge); with every run
   complete they are exactly the single explorer's (coverage lists action kinds in the model's
   declared order, not as first generated);
-- a goal is met when some run meets it, with the shortest witness (the lowest run's on a tie), and
-  a goal no run meets is judged on the union: unmet (a violation) only if every run completed;
+- a goal is met when some run meets it, with the single explorer's witness (the shortest; on a
+  tie, the one from the earlier initial state), and a goal no run meets is judged on the union:
+  unmet (a violation) only if every run completed;
 - violations: when the search stops at the first, the first over the runs in the single explorer's
-  order (`_order`: the shortest, then the lowest run), which is the very one the single explorer
+  order (`_order`: the shortest, then from the earlier initial state), which is the very one it
   reports, a shortest counterexample over all properties (each run's is the first of its own).
   To get there sooner, the length of the shortest found so far bounds the other runs
   (`CheckOptions.depth_bound`): they stop before a level deeper than it, so a violating run's
@@ -268,16 +269,23 @@ def merge(model: Model, opts: CheckOptions, results: Sequence[CheckResult | None
         return replace(empty, verdict=INCOMPLETE, violations=(), reason="interrupted")
     first = done[0][1]
 
-    found = [(_order(v, i), v) for i, r in done for v in r.violations if v.trace is not None]
+    inits = list(model.init_states())
+
+    def root(trace) -> int:
+        """The index of the initial state a trace starts from (found by value: it crossed a pipe)."""
+        return inits.index(trace[0][1])
+
+    found = [(_order(v, root(v.trace)), v) for _, r in done for v in r.violations if v.trace is not None]
     if opts.stop_on_violation:
         violations = [min(found, key=_first)[1]] if found else []
     else:
         violations = _shortest_per_name(found)
-    known = _shortest_per_name([(_order(v, i), v) for i, r in done for v in r.known_violations])
+    known = _shortest_per_name([(_order(v, root(v.trace)), v) for _, r in done for v in r.known_violations])
 
     goals: dict[str, Goal] = {}
     for name in first.goals:
-        witnesses = [((r.goals[name].trace_length, 0, i), r.goals[name]) for i, r in done if r.goals[name].met]
+        witnesses = [((g.trace_length, False, root(g.trace)), g) for _, r in done
+                     for g in (r.goals[name],) if g.met]
         goals[name] = min(witnesses, key=_first)[1] if witnesses else Goal(name, False, None)
 
     reasons = {r.reason for _, r in done}
@@ -330,21 +338,23 @@ def merge(model: Model, opts: CheckOptions, results: Sequence[CheckResult | None
     )
 
 
-def _order(v: Violation, run: int) -> tuple[int, int, int]:
+def _order(v: Violation, root: int) -> tuple[int, bool, int]:
     """Which of two violations the single explorer finds first: the shorter; of two as long, the
     one found on an edge or a new state (while expanding the level before) before a deadlock
-    (found expanding the level itself); then the lower run, since each level lists the states of
-    lower runs first (the initial states do, and each level keeps its parents' order)."""
-    return (v.trace_length, v.kind == DEADLOCK, run)
+    (found expanding the level itself); then the one whose trace starts from the earlier initial
+    state (`root`), since each level keeps its parents' order, so lists its states by the initial
+    state they were first reached from. (Two as long from one initial state are in one run, whose
+    explorer has already picked the first.)"""
+    return (v.trace_length, v.kind == DEADLOCK, root)
 
 
 def _first(item):
     return item[0]
 
 
-def _shortest_per_name(found: list[tuple[tuple[int, int, int], Violation]]) -> list[Violation]:
+def _shortest_per_name(found: list[tuple[tuple[int, bool, int], Violation]]) -> list[Violation]:
     """The first violation of each property in the single explorer's order (`_order`), in that order."""
-    best: dict[str, tuple[tuple[int, int, int], Violation]] = {}
+    best: dict[str, tuple[tuple[int, bool, int], Violation]] = {}
     for item in found:
         name = item[1].name
         if name not in best or item[0] < best[name][0]:

@@ -78,6 +78,25 @@ def test_the_counterexample_is_the_single_explorers() -> None:
     assert farm.verdict == "violation" and not farm.complete
 
 
+class LateStart(Lanes):
+    """Lanes whose lane 0 has a second initial state, (0, 0, 1), listed after lane 1's."""
+
+    def init_states(self):
+        return (LanePoint(0, 0, 0), LanePoint(1, 0, 0), LanePoint(0, 0, 1))
+
+
+def test_a_tie_goes_to_the_initial_state_listed_first_not_to_the_lower_run() -> None:
+    # One step from lane 1's start, (1, 1, 0); one step from lane 0's second start, (0, 1, 1).
+    # The single explorer's first level lists lane 1's start before lane 0's second one, so it
+    # reports lane 1's bug, though lane 0 is the lower run.
+    toy = LateStart(bugs=((0, 1, 1), (1, 1, 0)))
+    single, farm = explore(toy), explore_runs(toy, jobs=2)
+    assert [(v.name, v.trace_length) for v in single.violations] == [("not_1_1_0", 1)]
+    assert signature(farm)["violations"] == signature(single)["violations"]
+    goals = LateStart(goals=((0, 1, 1), (1, 1, 0)))
+    assert signature(explore_runs(goals, jobs=2)) == signature(explore(goals))
+
+
 def test_a_deadlock_as_long_comes_after_a_violation_found_on_an_edge() -> None:
     # Lane 0's corner (2, 2) is a deadlock after 4 steps, found expanding level 4; lane 1's bug
     # (3, 1), also 4 steps away, is found expanding level 3, so the single explorer reports it.
