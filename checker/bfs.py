@@ -343,13 +343,14 @@ class _Explorer:
                         outdegrees[n] = outdegrees.get(n, 0) + 1
                         if n == 0 and self.check_deadlock and not model.is_terminal(s):
                             self._violated(DEADLOCK, DEADLOCK, self._trace_to(f), level)
-                        # Look at the clock (and ask whether to stop) every 64 states only.
-                        if should_stop is not None and (pos & 63) == 0 and should_stop():
-                            raise KeyboardInterrupt
-                        if progress is not None and (pos & 63) == 0 and self.clock.now() >= next_tick:
-                            queue = len(frontier) - pos - 1 + len(next_frontier)
-                            self._report(progress, "tick", level + 1, queue)
-                            next_tick = self.clock.now() + interval
+                        # Ask whether to stop and look at the clock every 64 states only.
+                        if (pos & 63) == 0:
+                            if should_stop is not None and should_stop():
+                                raise KeyboardInterrupt
+                            if progress is not None and self.clock.now() >= next_tick:
+                                queue = len(frontier) - pos - 1 + len(next_frontier)
+                                self._report(progress, "tick", level + 1, queue)
+                                next_tick = self.clock.now() + interval
                 except _Stop as stop:
                     if stop.length > level:
                         # Stopped inside the edge loop: count the edges of the state cut short.

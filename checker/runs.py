@@ -56,6 +56,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from itertools import zip_longest
+from operator import itemgetter
 from typing import Any
 
 from kcm.checker.bfs import CheckOptions, explore, verdict_of
@@ -68,6 +69,8 @@ from kcm.model.properties import Model
 _POLL = 0.2
 #: The signals that interrupt a run (kcm.cli turns SIGTERM into the same KeyboardInterrupt).
 _INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
+#: Orders (order key, violation) pairs by their key.
+_KEY = itemgetter(0)
 
 
 def runs_of(model: Model) -> list[tuple[int, ...]]:
@@ -115,7 +118,8 @@ class _Farm:
         self.bound = ctx.Value("i", -1)   # the shortest violation's length so far; -1: none
         self.stop = ctx.Value("b", 0)
         self.results: list[CheckResult | None] = [None] * len(runs)
-        self.latest: dict[int, Any] = {}
+        #: Each run's latest (level, generated, distinct, queue): from its progress, then its result.
+        self.latest: dict[int, tuple[int, int, int, int]] = {}
         self.clock = ProgressClock()
         self.last_report = self.clock.start
         self.interrupted = self.killed = False
@@ -158,13 +162,14 @@ class _Farm:
         except queue_module.Empty:
             return any(p.is_alive() for p in procs)
         if kind == "progress":
-            self.latest[run] = payload
+            self.latest[run] = (payload.level, payload.generated, payload.distinct, payload.queue)
             if time.monotonic() - self.last_report >= self.opts.progress_interval:
                 self.last_report = time.monotonic()
                 self._report("tick")
         elif kind == "done":
             self.results[run] = payload
-            self.latest[run] = payload.stats
+            s = payload.stats
+            self.latest[run] = (s.depth, s.generated, s.distinct, s.queue)
         elif kind == "error":
             self.error = self.error or payload
             self.stop.value = 1
@@ -186,12 +191,10 @@ class _Farm:
             return
         if stats is not None:
             level, generated, distinct, queued = stats.depth, stats.generated, stats.distinct, stats.queue
-        else:
-            snaps = list(self.latest.values())
-            level = max((_level(s) for s in snaps), default=1)
-            generated = sum(s.generated for s in snaps)
-            distinct = sum(s.distinct for s in snaps)
-            queued = sum(s.queue for s in snaps)
+        else:   # the deepest run's level, and the sums of the runs' counts
+            snaps = list(self.latest.values()) or [(1, 0, 0, 0)]
+            level = max(snap[0] for snap in snaps)
+            generated, distinct, queued = (sum(snap[i] for snap in snaps) for i in (1, 2, 3))
         progress(self.clock.snapshot(phase, level, generated, distinct, queued))
 
 
@@ -210,11 +213,6 @@ def _interrupts_recorded(record: list[int]):
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
-
-
-def _level(snapshot) -> int:
-    """The BFS level of a run's latest snapshot: a `Progress`, or the `Stats` of a finished run."""
-    return snapshot.depth if isinstance(snapshot, Stats) else snapshot.level
 
 
 def _work(model: Model, opts: CheckOptions, runs, next_run, bound, stop, out, parent: int) -> None:
@@ -277,16 +275,16 @@ def merge(model: Model, opts: CheckOptions, results: Sequence[CheckResult | None
 
     found = [(_order(v, root(v.trace)), v) for _, r in done for v in r.violations if v.trace is not None]
     if opts.stop_on_violation:
-        violations = [min(found, key=_first)[1]] if found else []
+        violations = [min(found, key=_KEY)[1]] if found else []
     else:
         violations = _shortest_per_name(found)
     known = _shortest_per_name([(_order(v, root(v.trace)), v) for _, r in done for v in r.known_violations])
 
     goals: dict[str, Goal] = {}
     for name in first.goals:
-        witnesses = [((g.trace_length, False, root(g.trace)), g) for _, r in done
-                     for g in (r.goals[name],) if g.met]
-        goals[name] = min(witnesses, key=_first)[1] if witnesses else Goal(name, False, None)
+        met = [r.goals[name] for _, r in done if r.goals[name].met]
+        goals[name] = (min(met, key=lambda g: (g.trace_length, root(g.trace))) if met
+                       else Goal(name, False, None))
 
     reasons = {r.reason for _, r in done}
     if interrupted or "interrupted" in reasons or len(done) < len(results):
@@ -348,10 +346,6 @@ def _order(v: Violation, root: int) -> tuple[int, bool, int]:
     return (v.trace_length, v.kind == DEADLOCK, root)
 
 
-def _first(item):
-    return item[0]
-
-
 def _shortest_per_name(found: list[tuple[tuple[int, bool, int], Violation]]) -> list[Violation]:
     """The first violation of each property in the single explorer's order (`_order`), in that order."""
     best: dict[str, tuple[tuple[int, bool, int], Violation]] = {}
@@ -359,4 +353,4 @@ def _shortest_per_name(found: list[tuple[tuple[int, bool, int], Violation]]) -> 
         name = item[1].name
         if name not in best or item[0] < best[name][0]:
             best[name] = item
-    return [v for _, v in sorted(best.values(), key=_first)]
+    return [v for _, v in sorted(best.values(), key=_KEY)]

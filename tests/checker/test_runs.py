@@ -203,9 +203,8 @@ def test_a_second_interruption_kills_the_workers() -> None:
 # ---- the Kafka model ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("preset", ["zkfaults"])
-def test_kafka_runs_in_processes_give_the_single_explorers_result(preset) -> None:
-    cfg = load_preset(preset)
+def test_kafka_runs_in_processes_give_the_single_explorers_result() -> None:
+    cfg = load_preset("zkfaults")
     single, farm = explore(KafkaModel(cfg)), explore_runs(KafkaModel(cfg), jobs=2)
     assert len(farm.extra["runs"]) == 1 + len(cfg.overlapping)
     assert signature(farm) == signature(single)
