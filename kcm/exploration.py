@@ -78,10 +78,22 @@ def load_config(preset: str | None, config_file, variant: str | None) -> tuple[s
 
 
 def symmetry_text(cfg: ModelConfig, symmetry: bool) -> str:
-    """The header's word on symmetry: only a model with a symmetry group can have it on or off."""
-    if not KafkaModel(cfg).has_symmetry:
+    """The header's word on symmetry: only a model with a symmetry group can have it on or off,
+    and with it on, which runs it reduces (model/reduced_runs.py)."""
+    model = KafkaModel(cfg)
+    if not model.has_symmetry:
         return "no symmetry (a single broker)"
-    return f"symmetry {'on' if symmetry else 'off'}"
+    if not symmetry:
+        return "symmetry off"
+    runs = sorted({s.scenario for s in model.init_states()})
+    reduced = [r for r in runs if r in model.reduced_runs]
+    if len(reduced) == len(runs):
+        return "symmetry on"
+    if not reduced:
+        return "symmetry on (one initial state per orbit, no run reduced)"
+    others = [r for r in runs if r not in reduced]
+    return (f"symmetry on (run{'s' * (len(reduced) > 1)} {', '.join(map(str, reduced))} reduced; "
+            f"run{'s' * (len(others) > 1)} {', '.join(map(str, others))} from one initial state per orbit)")
 
 
 ENGINES = ("local", "spark")

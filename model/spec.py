@@ -26,6 +26,7 @@ from collections.abc import Iterable
 
 from kcm.model import broker as broker_side
 from kcm.model import codec as state_codec
+from kcm.model import reduced_runs
 from kcm.model.actions import (
     ALL_ACTIONS,
     AdminCreateTopic,
@@ -577,8 +578,12 @@ class KafkaModel(Model):
     _CACHE_LIMIT = 1 << 20
 
     def __init__(self, cfg: ModelConfig, *, symmetry: bool = True, initial_orbits: bool = False) -> None:
-        """`initial_orbits`: start from one initial state per orbit under broker renaming (the
-        first listed), and reduce nothing else. What the liveness check explores with symmetry
+        """`symmetry`: use the broker renamings, run by run (model/reduced_runs.py): a run where
+        renamings of one state are reachable again is reduced (`representative`), each other run
+        starts from one initial state per orbit and is not.
+
+        `initial_orbits`: start every run from one initial state per orbit under broker renaming
+        (the first listed), and reduce nothing. What the liveness check explores with symmetry
         off: the graph reached from a renamed initial state is the renamed graph, and its
         properties (quiescence, healing, fairness over every broker) do not name brokers, so one
         initial state per orbit gives the same verdict."""
@@ -592,6 +597,8 @@ class KafkaModel(Model):
         self._fp_cache: dict = {}
         self._fp_by_id: dict = {}
         self._inits: tuple[Cluster, ...] | None = None
+        #: The runs reduced by symmetry (`reduced_runs.plan`), known with the initial states.
+        self._reduced: frozenset[int] | None = None
         self._obs_state: Cluster | None = None
         self._obs: dict = {}
         self._properties = properties_for(cfg, self.observe)
@@ -602,17 +609,20 @@ class KafkaModel(Model):
         # (ITF files for `initial_index`, the fuzzer for each walk).
         if self._inits is None:
             inits = init_states(self.cfg)
-            if self.initial_orbits:
-                seen: set = set()
-                kept = []
-                for s in inits:
-                    rep = representative(s)
-                    if rep not in seen:
-                        seen.add(rep)
-                        kept.append(s)
-                inits = tuple(kept)
-            self._inits = inits
+            if self.has_symmetry:
+                self._inits, self._reduced = reduced_runs.plan(self.cfg, inits)
+            else:
+                self._inits = tuple(reduced_runs.one_per_orbit(inits)) if self.initial_orbits else inits
+                self._reduced = frozenset()
         return self._inits
+
+    @property
+    def reduced_runs(self) -> frozenset[int]:
+        """The runs (`run_of`) whose states are keyed by their representative; the others start
+        from one initial state per orbit (model/reduced_runs.py)."""
+        if self._reduced is None:
+            self.init_states()
+        return self._reduced
 
     def run_of(self, state: Cluster) -> int:
         # The cold start is run 0, each overlapping run its number: `Cluster.scenario`, which no
@@ -691,7 +701,10 @@ class KafkaModel(Model):
         return fp
 
     def representative(self, state: Cluster) -> Cluster:
-        return representative(state) if self.has_symmetry else state
+        reduced = self._reduced
+        if reduced is None:
+            reduced = self.reduced_runs
+        return representative(state) if state.scenario in reduced else state
 
     def locality(self, state: Cluster) -> bytes:
         # The ZooKeeper record's digest. Steps that commute touch different brokers' records or

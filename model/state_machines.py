@@ -196,12 +196,12 @@ class StateMachinesMixin:
         if not replicas:
             return
         self.new_batch()
-        # Kafka groups by broker id (`replicas.groupBy(_.replica)`) and handles each group.
+        # `replicas.groupBy(_.replica)`, each group in turn, first met first (D9: docs/model.md).
         by_broker: dict[int, list[int]] = {}
         for p, b in replicas:
             by_broker.setdefault(b, []).append(p)
         try:
-            for b in sorted(by_broker):
+            for b in by_broker:
                 self._do_handle_replica_state_changes(b, by_broker[b], target)
         except (SessionExpired, KafkaError):
             # kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala
