@@ -94,7 +94,9 @@ class ReplicaStateMachine:
         for replica in replicas:
             by_broker.setdefault(replica.replica, []).append(replica)
         try:
-            for replica_id in sorted(by_broker):
+            # `replicas.groupBy(_.replica)`: each group in turn, first met first, as the model
+            # (review D9, docs/model.md: Kafka's hash-map order is some fixed order of the ids).
+            for replica_id in by_broker:
                 self._do_handle_state_changes(replica_id, by_broker[replica_id], target)
         except ControllerMovedException:
             log.error("Controller moved to another broker when moving some replicas to %s state", target.name)

@@ -130,12 +130,14 @@ def test_por_keeps_verdict_and_violated_property(preset):
     assert on.extra["por"]["states"] > 0
 
 
+# Generated counts are one below the benchmarks' of session 7: with symmetry on, both presets start
+# from one initial state per orbit (model/reduced_runs.py), one fewer than they listed.
 @pytest.mark.parametrize("preset, properties, full, reduced", [
-    ("tiny", None, (10_294, 30_670), (10_294, 30_670)),
-    ("tiny", ["deadlock"], (10_294, 30_670), (10_128, 29_669)),
-    ("tiny", ["IsrNonEmpty"], (10_294, 30_670), (10_294, 30_475)),
-    ("zkfaults", ["deadlock"], (13_016, 40_575), (12_986, 40_377)),
-    ("zkfaults", ["IsrNonEmpty"], (13_016, 40_575), (12_986, 40_377)),
+    ("tiny", None, (10_294, 30_669), (10_294, 30_669)),
+    ("tiny", ["deadlock"], (10_294, 30_669), (10_128, 29_668)),
+    ("tiny", ["IsrNonEmpty"], (10_294, 30_669), (10_294, 30_474)),
+    ("zkfaults", ["deadlock"], (13_016, 40_574), (12_986, 40_376)),
+    ("zkfaults", ["IsrNonEmpty"], (13_016, 40_574), (12_986, 40_376)),
 ])
 def test_pinned_counts_on_and_off(preset, properties, full, reduced):
     """(distinct, generated) with POR off and on. With every property checked nothing is reduced;

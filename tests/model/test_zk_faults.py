@@ -72,7 +72,7 @@ def test_the_zkfaults_preset_is_explored_completely_with_pinned_counts():
     assert cfg.max_lost_acks == 0 and any("lost_ack" in run for run in cfg.overlapping)
     result = explore(KafkaModel(cfg))
     assert result.verdict == "pass", result.summary_lines()
-    assert (result.stats.distinct, result.stats.generated, result.stats.depth) == (13_016, 40_575, 25)
+    assert (result.stats.distinct, result.stats.generated, result.stats.depth) == (13_016, 40_574, 25)
 
 
 def test_the_zkfaults_overlapping_runs_take_both_faults():
