@@ -14,8 +14,8 @@ renamings of one reachable state are reachable again, and that is a question of 
 brokers apart: their roles in the assignment (model/symmetry.py, `_roles`), then their histories.
 
 - Two brokers alike from the start (no topic yet, a replication factor that leaves two brokers
-  out, a state that some renaming maps to itself) make every state reached a renaming of another
-  one: reduction halves the space or better.
+  out, a state that some renaming maps to itself) make the states reached come in renamings of
+  one another: reduction merges them (1.9x on `v4`, RF 1 on three brokers; 6x from no topic).
 - A topic deletion leaves no assignment, so the brokers' roles tie again, and a re-creation's
   placements are renamings of one another; a reassignment can leave two brokers with no replica
   when the topic uses two brokers fewer than the cluster has.
