@@ -26,7 +26,7 @@ from kcm import config
 from kcm.checker.bfs import explore
 from kcm.model.cluster import Budget
 from kcm.model.spec import KafkaModel, init_states, settle
-from kcm.model.symmetry import representative
+from kcm.model.reduced_runs import one_per_orbit
 
 
 class Counted(KafkaModel):
@@ -50,14 +50,8 @@ class CountedFromSettled(Counted):
     """`Counted`, its runs starting from the settled cluster: one initial state per orbit of the
     preset's initial states, settled."""
 
-    def init_states(self):
-        if self._inits is None:
-            by_orbit: dict = {}
-            for s in init_states(self.cfg):
-                settled = settle(self.cfg, s)
-                by_orbit.setdefault(representative(settled), settled)
-            self._inits = tuple(by_orbit.values())
-        return self._inits
+    def starts(self):
+        return tuple(one_per_orbit([settle(self.cfg, s) for s in init_states(self.cfg)]))
 
 
 def run(preset: str, minutes: float, symmetry: bool, from_settled: bool = False) -> None:

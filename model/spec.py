@@ -598,7 +598,7 @@ class KafkaModel(Model):
         self._fp_by_id: dict = {}
         self._inits: tuple[Cluster, ...] | None = None
         #: The runs reduced by symmetry (`reduced_runs.plan`), known with the initial states.
-        self._reduced: frozenset[int] | None = None
+        self._reduced: frozenset[int] | None = None if self.has_symmetry else frozenset()
         self._obs_state: Cluster | None = None
         self._obs: dict = {}
         self._properties = properties_for(cfg, self.observe)
@@ -608,13 +608,17 @@ class KafkaModel(Model):
         # Computed once: with overlapping runs it settles the cluster, and checkers ask again
         # (ITF files for `initial_index`, the fuzzer for each walk).
         if self._inits is None:
-            inits = init_states(self.cfg)
+            inits = self.starts()
             if self.has_symmetry:
                 self._inits, self._reduced = reduced_runs.plan(self.cfg, inits)
             else:
                 self._inits = tuple(reduced_runs.one_per_orbit(inits)) if self.initial_orbits else inits
-                self._reduced = frozenset()
         return self._inits
+
+    def starts(self) -> tuple[Cluster, ...]:
+        """The states runs start from, before symmetry chooses among them (`init_states` above):
+        what a model that starts elsewhere overrides (bench/reach.py, from the settled cluster)."""
+        return init_states(self.cfg)
 
     @property
     def reduced_runs(self) -> frozenset[int]:

@@ -116,3 +116,17 @@ def test_the_header_says_which_runs_are_reduced() -> None:
     assert symmetry_text(config.load_preset("tiny"), True) == "symmetry on (one initial state per orbit, no run reduced)"
     assert symmetry_text(config.load_preset("v4"), True) == "symmetry on"
     assert symmetry_text(config.load_preset("v4"), False) == "symmetry off"
+
+
+def test_a_model_that_starts_elsewhere_is_planned_too() -> None:
+    """`KafkaModel.starts` is what bench/reach.py --from-settled overrides: the plan is made of
+    its states (a subclass that set the initial states alone left no plan, and the first
+    representative failed)."""
+    class FromSettled(KafkaModel):
+        def starts(self):
+            return (settle(self.cfg, init_states(self.cfg)[0]),)
+
+    model = FromSettled(RECREATE)
+    assert model.reduced_runs == {0}
+    assert model.init_states() == FromSettled(RECREATE).starts()
+    assert explore(model, max_depth=3).stats.distinct > 1
