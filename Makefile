@@ -44,7 +44,7 @@ $(VENV)/.installed-compile: pyproject.toml $(VENV)/.installed
 	$(BIN)/pip install -q -e '.[compile]' 2> >(grep -v "^WARNING: Location" >&2)
 	touch $@
 
-$(COMPILED): $(VENV)/.installed-compile kcm/compiled.py $(wildcard model/*.py) checker/bfs.py spark_explore/level.py
+$(COMPILED): $(VENV)/.installed-compile kcm/compiled.py $(wildcard model/*.py model/*/*.py) checker/engine/bfs.py spark_explore/level.py
 	KCM_PURE=1 $(BIN)/python -c 'import sys, kcm.compiled; sys.exit(kcm.compiled.build())'
 
 # graphviz's `dot` renders the diagrams; ZooKeeper runs the implementation's integration tests;

@@ -24,9 +24,9 @@ from datetime import date
 RUN = """
 import json, sys, time
 from kcm import compiled
-from kcm.checker.bfs import explore
+from kcm.checker.engine.bfs import explore
 from kcm.config import load_preset
-from kcm.model.spec import KafkaModel
+from kcm.model.checking.kafka_model import KafkaModel
 preset, depth = sys.argv[1], int(sys.argv[2]) or None
 model = KafkaModel(load_preset(preset))
 model.init_states()

@@ -20,9 +20,10 @@ import platform
 import resource
 import time
 
+from kcm.checker.engine.bfs import explore
+from kcm.model.checking.kafka_model import KafkaModel
+
 from kcm import config
-from kcm.checker.bfs import explore
-from kcm.model.spec import KafkaModel
 
 
 def run(preset: str, symmetry: bool, max_depth: int | None) -> dict:

@@ -30,12 +30,12 @@ import sys
 import time
 
 import hypothesis
-
-from kcm.checker.bfs import explore
+from kcm.checker.engine.bfs import explore
 from kcm.checker.stateful import VARIANT_EXAMPLES, VARIANT_STEPS, FuzzStats, fuzz
-from kcm.config import load_preset
-from kcm.model.spec import KafkaModel
+from kcm.model.checking.kafka_model import KafkaModel
 from kcm.model.variants import VARIANTS
+
+from kcm.config import load_preset
 
 
 def run(preset: str, examples: int, steps: int, seed: int, compare: bool) -> tuple[float, FuzzStats, bool]:

@@ -23,12 +23,13 @@ import sys
 import time
 import tracemalloc
 
+from kcm.checker.engine.bfs import explore
+from kcm.checker.engine.graph import to_networkx
+from kcm.checker.engine.liveness import check_liveness
+from kcm.model.checking.epoch_quotient import EpochQuotientModel
+from kcm.model.checking.kafka_model import KafkaModel
+
 from kcm import config
-from kcm.checker.bfs import explore
-from kcm.checker.graph import to_networkx
-from kcm.checker.liveness import check_liveness
-from kcm.model.epoch_quotient import EpochQuotientModel
-from kcm.model.spec import KafkaModel
 
 
 def _rss() -> int:
@@ -36,7 +37,7 @@ def _rss() -> int:
 
 
 def run(preset: str, keep: bool, nx_max_edges: int, quotient: bool = False) -> dict:
-    # `quotient`: as `kcm explore --liveness` runs it, modulo controller epochs (model/epoch_quotient.py)
+    # `quotient`: as `kcm explore --liveness` runs it, modulo controller epochs (model/checking/epoch_quotient.py)
     model = (EpochQuotientModel(config.load_preset(preset)) if quotient
              else KafkaModel(config.load_preset(preset), symmetry=False, initial_orbits=True))
     rss = _rss()

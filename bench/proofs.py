@@ -16,7 +16,6 @@ import sys
 import time
 
 import z3
-
 from kcm.checker import proofs
 
 

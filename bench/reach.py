@@ -22,11 +22,13 @@ import os
 import platform
 import time
 
-from kcm import config
-from kcm.checker.bfs import explore
+from kcm.checker.engine.bfs import explore
+from kcm.model.checking.kafka_model import KafkaModel
+from kcm.model.checking.reduced_runs import one_per_orbit
 from kcm.model.cluster import Budget
-from kcm.model.spec import KafkaModel, init_states, settle
-from kcm.model.reduced_runs import one_per_orbit
+from kcm.model.spec import init_states, settle
+
+from kcm import config
 
 
 class Counted(KafkaModel):

@@ -1,4 +1,4 @@
-"""Benchmark: a preset's disjoint runs explored in one process and in several (`kcm.checker.runs`).
+"""Benchmark: a preset's disjoint runs explored in one process and in several (`kcm.checker.engine.runs`).
 
     python bench/runs.py [--presets default] [--jobs 2] [--repeat 2]
 
@@ -19,9 +19,10 @@ import platform
 import resource
 import time
 
+from kcm.checker.engine.runs import explore_runs
+from kcm.model.checking.kafka_model import KafkaModel
+
 from kcm import config
-from kcm.checker.runs import explore_runs
-from kcm.model.spec import KafkaModel
 
 
 def measure(preset: str, jobs: int) -> dict:

@@ -37,7 +37,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # executors import `bench.spark_explore:Chain` from here too
     sys.path.insert(0, str(REPO_ROOT))
 
-from kcm.model.properties import Model  # noqa: E402
+from kcm.checker.engine.contract import Model  # noqa: E402
 
 
 class Chain(Model):
@@ -67,7 +67,7 @@ class Chain(Model):
 def fingerprint_owned_kafka(cfg, symmetry: bool = True):
     """The Kafka model with no locality: its states owned by their fingerprint, as before
     `KafkaModel.locality` (`--owners fingerprint`), to measure what the locality saves in one run."""
-    from kcm.model.spec import KafkaModel
+    from kcm.model.checking.kafka_model import KafkaModel
 
     class FingerprintOwnedKafka(KafkaModel):
         locality = Model.locality
@@ -137,9 +137,10 @@ def cached_bytes(sc) -> int:
 
 
 def run_sequential(preset: str, symmetry: bool, max_depth: int | None) -> dict:
-    from kcm.checker.bfs import explore
+    from kcm.checker.engine.bfs import explore
+    from kcm.model.checking.kafka_model import KafkaModel
+
     from kcm.config import load_preset
-    from kcm.model.spec import KafkaModel
 
     load = os.getloadavg()[0]
     started, cpu = time.perf_counter(), time.process_time()
@@ -202,9 +203,10 @@ def main(argv: list[str] | None = None) -> None:
                         help="explore only this many levels (a prefix of a big preset; verdict incomplete)")
     args = parser.parse_args(argv)
 
-    from kcm.config import load_preset
     from kcm.spark_explore.session import spark_session
     from kcm.spark_explore.spec import ModelSpec
+
+    from kcm.config import load_preset
 
     symmetry = not args.no_symmetry
     rows: list[str] = []

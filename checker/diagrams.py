@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import graphviz
-
-from kcm.errors import UsageError
+from kcm.checker.engine.errors import UsageError
 from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE, REPLICA_TABLE_PRE_2_3, StateTable
 
 FORMATS = ("dot", "svg", "png")

@@ -29,9 +29,8 @@ from string import Template
 from typing import Any
 
 import graphviz
-
+from kcm.checker.engine.traces import _format_change, diff_values, title
 from kcm.checker.sequence import LEGEND, TEXT_LEGEND, ZOOKEEPER, Event, lifelines, step_events
-from kcm.checker.traces import _format_change, diff_values, title
 
 #: Colours of the sequence diagram, by event kind (the CSS legend uses the same).
 COLOURS = {"zkwrite": "#1f5fbf", "watch": "#7b3fb5", "send": "#1d7a3a", "deliver": "#1d7a3a",
@@ -149,7 +148,7 @@ def changes_table(trace) -> str:
 
 
 def _short(value: Any) -> str:
-    from kcm.checker.traces import format_value
+    from kcm.checker.engine.traces import format_value
 
     return format_value(value)
 
@@ -256,8 +255,8 @@ def report_page(doc: Mapping[str, Any], *, properties: Mapping[str, tuple[str, s
     if goals:
         g_rows = "".join(
             f"<tr><td class=mono>{_esc(n)}</td>"
-            + (f'<td class="ok">met</td>' if met else
-               (f'<td class="bad">not met</td>' if complete else f'<td class="open">not reached (incomplete)</td>'))
+            + ('<td class="ok">met</td>' if met else
+               ('<td class="bad">not met</td>' if complete else '<td class="open">not reached (incomplete)</td>'))
             + "</tr>" for n, met in goals.items())
         parts.append(f"<h2>Goals</h2><table><tr><th>goal</th><th>outcome</th></tr>{g_rows}</table>")
     if known:

@@ -102,9 +102,10 @@ def model_dir() -> Path:
 
 
 def read_sources(folder: Path | None = None) -> dict[str, str]:
-    """Every `*.py` of the model package: {file name: source}."""
+    """Every `*.py` of the model package and its sub-packages: {path relative to the package
+    (`controller.py`, `checking/kafka_model.py`): source}."""
     folder = folder or model_dir()
-    return {p.name: p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.py"))}
+    return {p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8") for p in sorted(folder.rglob("*.py"))}
 
 
 @dataclass(frozen=True)
@@ -480,27 +481,55 @@ def sample(mutants: list[Mutant], n: int | None, seed: int = 0) -> list[Mutant]:
 # ---- loading ---------------------------------------------------------------------------------
 
 _IMPORT = re.compile(r"\b(from|import)(\s+)kcm\.model\b")
+#: The module that defines `KafkaModel`, which a loaded mutant exposes.
+MODEL_MODULE = "checking/kafka_model.py"
 _counter = itertools.count()
 _lock = threading.Lock()
 
 
-def _imports_of(source: str) -> set[str]:
-    """The model modules (file names) `source` imports."""
+def _module_of(file: str) -> str:
+    """The module name, relative to the model package, of a source file (`checking/codec.py` ->
+    `checking.codec`; a package's `__init__.py` -> the package)."""
+    parts = file[:-3].split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _file_of(module: str, files: Iterable[str]) -> str | None:
+    """The source file of a module name relative to the model package, among `files`."""
+    path = module.replace(".", "/")
+    for candidate in (f"{path}.py", f"{path}/__init__.py"):
+        if candidate in files:
+            return candidate
+    return None
+
+
+def _imports_of(source: str, files: Iterable[str]) -> set[str]:
+    """The model modules (source files among `files`) `source` imports."""
+    files = set(files)
     out = set()
+
+    def add(module: str) -> None:
+        f = _file_of(module, files)
+        if f is not None:
+            out.add(f)
+
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            if node.module == "kcm.model":
-                out.update(f"{a.name}.py" for a in node.names)
-            elif node.module.startswith("kcm.model."):
-                out.add(node.module.split(".")[2] + ".py")
+        if isinstance(node, ast.ImportFrom) and node.module and (node.module + ".").startswith("kcm.model."):
+            base = node.module[len("kcm.model."):]
+            if base:
+                add(base)
+            for a in node.names:  # `from kcm.model.checking import codec` imports a module
+                add(f"{base}.{a.name}" if base else a.name)
         elif isinstance(node, ast.Import):
-            out.update(a.name.split(".")[2] + ".py" for a in node.names if a.name.startswith("kcm.model."))
+            for a in node.names:
+                if a.name.startswith("kcm.model."):
+                    add(a.name[len("kcm.model."):])
     return out
 
 
 def dependents(sources: Mapping[str, str], file: str) -> set[str]:
     """`file` and every model module that imports it, directly or not."""
-    deps = {f: _imports_of(s) for f, s in sources.items()}
+    deps = {f: _imports_of(s, sources) for f, s in sources.items()}
     out = {file}
     changed = True
     while changed:
@@ -515,16 +544,18 @@ def dependents(sources: Mapping[str, str], file: str) -> set[str]:
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Serves one mutant package and its own modules, compiled from source under the new name."""
 
-    def __init__(self, package: str, compiled: dict[str, str]) -> None:
+    def __init__(self, package: str, compiled: dict[str, str], packages: set[str]) -> None:
         self.package = package
-        self.compiled = compiled  # module name (no package) -> source
+        self.compiled = compiled  # module name (relative to the package) -> source
+        self.packages = packages  # the names in `compiled` that are packages (their `__init__.py`)
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname == self.package:
             return importlib.util.spec_from_loader(fullname, self, is_package=True)
         name = fullname[len(self.package) + 1:] if fullname.startswith(self.package + ".") else None
         if name in self.compiled:
-            return importlib.util.spec_from_loader(fullname, self, origin=f"<mutant {self.package}>/{name}.py")
+            return importlib.util.spec_from_loader(fullname, self, origin=f"<mutant {self.package}>/{name}.py",
+                                                   is_package=name in self.packages)
         return None
 
     def create_module(self, spec):
@@ -535,13 +566,15 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             module.__path__ = []
             return
         name = module.__name__[len(self.package) + 1:]
+        if name in self.packages:
+            module.__path__ = []
         code = compile(self.compiled[name], f"<mutant {self.package}>/{name}.py", "exec")
         exec(code, module.__dict__)
 
 
 @dataclass
 class LoadedMutant:
-    """A mutant package in `sys.modules`; `spec` is its `spec` module (`KafkaModel`)."""
+    """A mutant package in `sys.modules`; `spec` is its module of `KafkaModel`."""
 
     package: str
     spec: object
@@ -550,24 +583,32 @@ class LoadedMutant:
 
 def load(mutant_source: str | None, file: str | None, sources: Mapping[str, str] | None = None) -> LoadedMutant:
     """Import a copy of the model with `file` replaced by `mutant_source` (None: an unmodified
-    copy) under a new package name; returns it with its `spec` module."""
+    copy) under a new package name; returns it with its `KafkaModel` module."""
     sources = dict(sources if sources is not None else read_sources())
     if file is not None:
         sources[file] = mutant_source
     own = dependents(sources, file) if file is not None else set(sources)
-    own.add("spec.py")
+    own.add(MODEL_MODULE)
+    # A sub-package of an own module is own too: aliasing it to the installed one would make the
+    # import of the mutant's submodule set an attribute on the installed package.
+    for f in list(own):
+        parts = f.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            own.add("/".join(parts[:i]) + "/__init__.py")
     with _lock:
         package = f"kcm_mutant_{next(_counter)}_{hashlib.blake2b((mutant_source or '').encode(), digest_size=4).hexdigest()}"
-    compiled = {f[:-3]: _IMPORT.sub(lambda m: f"{m.group(1)}{m.group(2)}{package}", sources[f])
+    compiled = {_module_of(f): _IMPORT.sub(lambda m: f"{m.group(1)}{m.group(2)}{package}", sources[f])
                 for f in own if f != "__init__.py"}
-    finder = _Finder(package, compiled)
+    packages = {_module_of(f) for f in own if f.endswith("/__init__.py")}
+    finder = _Finder(package, compiled, packages)
     # The modules the mutant does not change are the installed ones, under the mutant's name too.
     for f in sources:
-        if f[:-3] not in compiled and f != "__init__.py":
-            sys.modules[f"{package}.{f[:-3]}"] = importlib.import_module(f"kcm.model.{f[:-3]}")
+        if f not in own and f != "__init__.py":
+            module = _module_of(f)
+            sys.modules[f"{package}.{module}"] = importlib.import_module(f"kcm.model.{module}")
     sys.meta_path.insert(0, finder)
     try:
-        spec = importlib.import_module(f"{package}.spec")
+        spec = importlib.import_module(f"{package}.{_module_of(MODEL_MODULE)}")
     except BaseException:
         unload(LoadedMutant(package, None, finder))
         raise
@@ -713,7 +754,7 @@ def _explore_within(model, budget: Budget, deadline: float | None, **options):
     (Ctrl-C) is raised again."""
     import time
 
-    from kcm.checker.bfs import explore
+    from kcm.checker.engine.bfs import explore
 
     cut = [False]
 
@@ -776,8 +817,8 @@ def random_walks(model, budget: Budget, deadline: float | None = None) -> _WalkR
     complete search and are not checked). Stops at the first violation."""
     import time
 
-    from kcm.checker.bfs import select_properties
-    from kcm.model.properties import Always, AlwaysStep
+    from kcm.checker.engine.bfs import select_properties
+    from kcm.checker.engine.contract import Always, AlwaysStep
 
     props, deadlock = select_properties(model, None)
     always = [p for p in props if isinstance(p, Always)]
@@ -814,9 +855,10 @@ def baselines(configs: list[tuple[str, object]], budget: Budget) -> list[Baselin
 
     Each exhaustive clean run is traced (`_LineCoverage`): the lines of the mutable files it
     executed, and what deciding a mutant without a search needs (`CleanGraph`)."""
+    from kcm.checker.engine.errors import UsageError
+    from kcm.model.checking.kafka_model import KafkaModel
+
     from kcm import compiled
-    from kcm.errors import UsageError
-    from kcm.model.spec import KafkaModel
 
     if compiled.compiled_among([f"kcm.model.{f[:-3]}" for f in MUTABLE_FILES]):
         # _LineCoverage sees no line of compiled code: every mutant would look unreached.
@@ -844,7 +886,7 @@ def baselines(configs: list[tuple[str, object]], budget: Budget) -> list[Baselin
             graph = recorder.graph()
             live = None
             if budget.liveness:
-                from kcm.model.epoch_quotient import EpochQuotientModel
+                from kcm.model.checking.epoch_quotient import EpochQuotientModel
                 clean = _liveness(EpochQuotientModel(cfg), budget)
                 live = None if clean is None else frozenset(v.name for v in clean.violations)
             out.append(Baseline(name, result.stats.distinct, digest, _lines_of(graph), graph,
@@ -857,7 +899,7 @@ def _liveness(model, budget: Budget, deadline: float | None = None):
     graph explored modulo controller epochs, no safety property, then `check_liveness`. None when
     the budget cut the graph (a partial graph proves nothing). Components the checker leaves
     undecided (a bound pruned a healing step on them) are not violations, as in `kcm explore`."""
-    from kcm.checker.liveness import check_liveness
+    from kcm.checker.engine.liveness import check_liveness
 
     result, cut = _explore_within(model, budget, deadline, symmetry=False, keep_graph=True, stop_on_violation=False,
                                   properties=(), check_deadlock=False, goals_required=False, table_coverage=False)
@@ -1199,7 +1241,7 @@ def _run_mutant(mutant: Mutant, configs: list[tuple[str, object]], bases: list[B
                 if base.live is None:
                     continue
                 try:
-                    quotient = importlib.import_module(f"{loaded.package}.epoch_quotient")
+                    quotient = importlib.import_module(f"{loaded.package}.checking.epoch_quotient")
                     live = _liveness(quotient.EpochQuotientModel(cfg), budget, deadline)
                 except KeyboardInterrupt:
                     raise

@@ -18,12 +18,24 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
 
-from kcm import KAFKA_VERSION, __version__
 from kcm.checker import mutation_triage
 from kcm.checker.mutate import (
-    CRASHED, EQUIVALENT, KILLED, STATUSES, SURVIVED, TIMED_OUT, Baseline, Budget, Mutant, Outcome, hint, score,
+    CRASHED,
+    EQUIVALENT,
+    KILLED,
+    STATUSES,
+    SURVIVED,
+    TIMED_OUT,
+    Baseline,
+    Budget,
+    Mutant,
+    Outcome,
+    hint,
+    score,
     tally,
 )
+
+from kcm import KAFKA_VERSION, __version__
 
 SCHEMA_VERSION = 1
 

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kcm.checker.engine.errors import UsageError
 from kcm.checker.mutate import CRASHED, EQUIVALENT, KILLED, SURVIVED, TIMED_OUT, Mutant
-from kcm.errors import UsageError
 
 #: What an entry may say about its mutant.
 VERDICTS = {

@@ -36,16 +36,38 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
 import z3
-
-from kcm.checker.z3ops import (Z3, MaskedList, Option, and_, concrete, contains, exactly, implies, is_empty,
-                               none_or, not_, or_, some_and, subset)
+from kcm.checker.z3ops import (
+    Z3,
+    MaskedList,
+    Option,
+    and_,
+    concrete,
+    contains,
+    exactly,
+    implies,
+    is_empty,
+    none_or,
+    not_,
+    or_,
+    some_and,
+    subset,
+)
 from kcm.model import variants as model_variants
-from kcm.model.election import (NO_LEADER, LeaderAndIsr, controlled_shutdown_leader_election_isr_order,
-                                controlled_shutdown_partition_leader_election, leader_for_controlled_shutdown,
-                                leader_for_offline, leader_for_preferred_replica, leader_for_reassign,
-                                offline_leader_election_isr_order, offline_partition_leader_election,
-                                preferred_replica_partition_leader_election, reassign_partition_leader_election,
-                                remove_replica_from_isr)
+from kcm.model.election import (
+    NO_LEADER,
+    LeaderAndIsr,
+    controlled_shutdown_leader_election_isr_order,
+    controlled_shutdown_partition_leader_election,
+    leader_for_controlled_shutdown,
+    leader_for_offline,
+    leader_for_preferred_replica,
+    leader_for_reassign,
+    offline_leader_election_isr_order,
+    offline_partition_leader_election,
+    preferred_replica_partition_leader_election,
+    reassign_partition_leader_election,
+    remove_replica_from_isr,
+)
 
 #: Broker counts `kcm prove` accepts. Each proof is a small SMT query; 8 is the documented bound.
 MIN_BROKERS, MAX_BROKERS, DEFAULT_BROKERS = 1, 12, 8
@@ -152,7 +174,7 @@ def _ordered_ids(name: str, n: int, *, prefix: bool) -> tuple[MaskedList, list[z
     present (a replica list of any length 1..n); otherwise any subset is present."""
     values = [z3.Int(f"{name}[{i}]") for i in range(n)]
     present = [z3.Bool(f"{name}?{i}") for i in range(n)]
-    domain = [z3.And(0 <= v, v < n) for v in values]
+    domain = [z3.And(v >= 0, v < n) for v in values]
     # Distinct only where both are present: requiring the values to be a permutation (`Distinct` of
     # all n) is a pigeonhole constraint, which CDCL solvers refute slowly; the absent slots are never read.
     domain += [z3.Implies(z3.And(present[i], present[j]), values[i] != values[j])
@@ -168,14 +190,14 @@ def _broker_set(name: str, n: int) -> MaskedList:
     return MaskedList(tuple((z3.Bool(f"{name}[{i}]"), i) for i in range(n)))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def inputs(n: int) -> Inputs:
     """The symbolic inputs for `n` brokers (cached: terms are immutable and reused by every property)."""
     assignment, d1 = _ordered_ids("assignment", n, prefix=True)
     target, d2 = _ordered_ids("target_replicas", n, prefix=True)
     isr, d3 = _ordered_ids("isr", n, prefix=False)
     leader, replica = z3.Int("leader"), z3.Int("replica")
-    domain = [*d1, *d2, *d3, z3.And(NO_LEADER <= leader, leader < n), z3.And(0 <= replica, replica < n)]
+    domain = [*d1, *d2, *d3, z3.And(leader >= NO_LEADER, leader < n), z3.And(replica >= 0, replica < n)]
     return Inputs(brokers=n, assignment=assignment, target_replicas=target, isr=isr,
                   live=_broker_set("live", n), online=_broker_set("online", n),
                   live_or_shutting_down=_broker_set("live_or_shutting_down", n),

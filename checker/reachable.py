@@ -18,7 +18,7 @@ docs/model.md) for this partition is drawn red and names the refused request; su
 step that leaves the view unchanged is drawn as a red self-loop. Initial views are green,
 quiescent-only views have a double border.
 
-The projection replays the explored graph in node order (`kcm.checker.graph`), keeping a state
+The projection replays the explored graph in node order (`kcm.checker.engine.graph`), keeping a state
 only until it is expanded, so it costs one `successors` call per state.
 """
 
@@ -30,11 +30,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import graphviz
-
 from kcm.checker.diagrams import Diagram, _finish
-from kcm.checker.graph import NO_PARENT, ExploredGraph
+from kcm.checker.engine.contract import Model
+from kcm.checker.engine.graph import NO_PARENT, ExploredGraph
 from kcm.model.cluster import NO_ZNODE, NONE, Cluster, Edge
-from kcm.model.properties import Model
 
 
 @dataclass

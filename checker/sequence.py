@@ -19,7 +19,7 @@ reader of Kafka expects are derived from those two states, not from the action's
   to be the active controller.
 
 A step whose states differ in nothing drawn gets a note with its action on the actor's lifeline.
-Works on any decoded ITF trace of the Kafka model (`kcm.checker.itf.ItfTrace`); a trace of another
+Works on any decoded ITF trace of the Kafka model (`kcm.checker.engine.itf.ItfTrace`); a trace of another
 model gives lifelines from its action fields and notes only.
 """
 
@@ -98,7 +98,7 @@ def lifelines(trace) -> list[str]:
 
 
 def _generic_lifelines(trace) -> list[str]:
-    from kcm.checker.traces import ENVIRONMENT, actors_of
+    from kcm.checker.engine.traces import ENVIRONMENT, actors_of
 
     out: list[str] = []
     for i in range(1, len(trace.states)):
@@ -118,7 +118,7 @@ def _actor(trace, i: int) -> str:
         value = _get(fields, key)
         if isinstance(value, int) and not isinstance(value, bool):
             return f"broker {value}"
-    from kcm.checker.traces import actors_of
+    from kcm.checker.engine.traces import actors_of
 
     return actors_of(kind, fields)[0]
 

@@ -25,7 +25,7 @@ action is enabled (every bound spent, nothing left to heal) `take` stutters, as 
 What it can find and what it cannot. It samples: a random walk of at most `stateful_step_count`
 steps per example, `max_examples` examples. It finds violations and disagreements that many
 interleavings reach (the V1-V9 variants within a few hundred examples), and it goes deeper than
-exhaustive search can on large configs; it proves nothing. The explorer (`kcm.checker.bfs`) is
+exhaustive search can on large configs; it proves nothing. The explorer (`kcm.checker.engine.bfs`) is
 exhaustive and returns the shortest counterexample; the fuzzer's shrunk trace is short but not
 necessarily shortest (tests compare the two for each variant). Quiescence invariants are only
 checked in the quiescent states a walk happens to reach.
@@ -54,20 +54,20 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.reporting import with_reporter
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
-
+from kcm.checker.engine.contract import Always, AlwaysStep
 from kcm.impl.abstraction import abstract, describe_difference
 from kcm.impl.model_alignment import ModelAlignment
 from kcm.impl.step_cluster import StepCluster
+from kcm.model.checking.kafka_model import KafkaModel, config_fields
 from kcm.model.config import ModelConfig
-from kcm.model.properties import Always, AlwaysStep
-from kcm.model.spec import KafkaModel, config_fields, settle_path
+from kcm.model.spec import settle_path
 from kcm.model.variants import VARIANTS
 
 #: The name of the refinement check, as a property name in reports and ITF files.
 REFINEMENT = "ImplementationMatchesModel"
 #: The name under which an exception raised by the model's own step function is reported.
 MODEL_ERROR = "ModelStepCompletes"
-MODEL_FACTORY = "kcm.model.spec:model_for"
+MODEL_FACTORY = "kcm.model.checking.kafka_model:model_for"
 
 #: `take(choice)` draws from [0, CHOICES); the action is `choice % n`. Large enough that every
 #: enabled action is about equally likely, small enough to read in a printed program.
@@ -380,12 +380,12 @@ def program_preamble(result: FuzzResult) -> list[str]:
 
 def write_failure(result: FuzzResult, out_dir: str | Path, *, preset: str) -> dict[str, Path]:
     """Write the failure's trace as ITF (+ text, diagram, replay script) under `out_dir`; returns
-    the paths (`kcm.checker.traces.write_counterexample`'s, plus "program": the Hypothesis program).
+    the paths (`kcm.checker.engine.traces.write_counterexample`'s, plus "program": the Hypothesis program).
 
     A model invariant's replay script replays the trace through the model and asserts the
     violation; a disagreement's replays it through the model and the implementation
     (`replay_lockstep`) and asserts the difference, since the model alone has nothing to show."""
-    from kcm.checker.traces import write_counterexample
+    from kcm.checker.engine.traces import write_counterexample
 
     failure = result.failure
     assert failure is not None
@@ -416,8 +416,8 @@ def replay_lockstep(path: str | Path) -> tuple[int, list[str]]:
     """Replay an ITF trace written by `write_failure` through the model and the implementation
     (with the alignment it was found with) and return `(step, differing fields)` at the first
     difference. Raises `ReplayError` if the trace does not replay or shows no difference."""
-    from kcm.checker.itf import read_itf
-    from kcm.checker.replay import ReplayError, model_from_meta, replay_labels
+    from kcm.checker.engine.itf import read_itf
+    from kcm.checker.engine.replay import ReplayError, model_from_meta, replay_labels
 
     trace = read_itf(path)
     model = model_from_meta(trace.meta)

@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import z3
-
 from kcm.model.election import ElectionResult, LeaderAndIsr
 
 Bool = z3.BoolRef | bool

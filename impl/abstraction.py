@@ -304,7 +304,7 @@ def _abstract_request(request: ControlRequest, layout: Layout, number: _Numberin
 
 def describe_difference(expected: Cluster, actual: Cluster) -> list[str]:
     """The fields where two model states differ, one line each (for assertion messages)."""
-    from kcm.model.spec import state_fields
+    from kcm.model.checking.kafka_model import state_fields
 
     left, right = state_fields(expected), state_fields(actual)
     out = []

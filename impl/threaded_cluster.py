@@ -92,7 +92,7 @@ class ThreadedCluster:
             self.zookeeper = MemoryZooKeeperServer(Delivery.IMMEDIATE)
             self._connect: Callable[[], ZooKeeper] = self.zookeeper.connect
         else:
-            from kcm.impl.zk.kazoo_backend import KazooZooKeeper   # kazoo is loaded only for a real server
+            from kcm.impl.zk.kazoo_backend import KazooZooKeeper  # kazoo is loaded only for a real server
 
             root = KazooZooKeeper.connect(zookeeper, timeout=connect_timeout_s)   # ZooKeeperUnavailable if down
             chroot = f"/kcm-simulate-{uuid.uuid4().hex[:8]}"

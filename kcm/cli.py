@@ -1,7 +1,7 @@
 """The command line: a thin shell over the model, the checkers and the implementation.
 
 Each command lives in its own module under `kcm.commands` and is registered in `COMMANDS`; only
-commands that work are listed. Errors are one line on stderr and an exit code (`kcm.errors`):
+commands that work are listed. Errors are one line on stderr and an exit code (`kcm.checker.engine.errors`):
 never a traceback.
 """
 
@@ -17,8 +17,8 @@ from typing import NoReturn
 import click
 
 from kcm import __version__, compiled
+from kcm.checker.engine.errors import EXIT_INCOMPLETE, EXIT_USAGE, KcmError
 from kcm.commands import check, diagram, explore, fuzz, mutate, prove, simulate, trace, variants
-from kcm.errors import EXIT_INCOMPLETE, EXIT_USAGE, KcmError
 
 COMMANDS = (check.command, explore.command, prove.command, variants.command, trace.command, diagram.command,
             simulate.command, fuzz.command, mutate.command)

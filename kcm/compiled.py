@@ -10,7 +10,7 @@ One source. The `.py` files stay the only source; the compiled modules are a cac
 
 - `build()` (`make run`, `make test` and `make bench` call it when a source changed) compiles
   every module of `kcm.model` but `config` (Cython refuses its starred tuple), the sequential
-  explorer `kcm.checker.bfs` and Spark's task functions `kcm.spark_explore.level` into
+  explorer `kcm.checker.engine.bfs` and Spark's task functions `kcm.spark_explore.level` into
   `build/compiled/` beside the sources, never in place, and writes a manifest of the SHA-256 of
   each source it compiled.
 - `install()` (called by `kcm/__init__.py`, so in every process that imports kcm: the CLI, the
@@ -43,7 +43,7 @@ from pathlib import Path
 
 #: What `build()` compiles: `kcm.model` but these, and `EXTRA`.
 MODEL_SKIPPED = frozenset({"kcm.model.config"})  # Cython refuses its starred expression in a tuple
-EXTRA = ("kcm.checker.bfs", "kcm.spark_explore.level")
+EXTRA = ("kcm.checker.engine.bfs", "kcm.spark_explore.level")
 #: Where the build goes: `build/compiled/` in the source tree (the repository root).
 ROOT = Path(__file__).resolve().parents[1]
 BUILD_DIR = ROOT / "build" / "compiled"
@@ -128,12 +128,14 @@ def status() -> str:
 def _sources() -> dict[str, Path]:
     """Import name -> source file of every module compiled. The editable install maps kcm.model to
     model/, kcm.checker to checker/, kcm.spark_explore to spark_explore/ (pyproject.toml)."""
-    sources = {f"kcm.model.{p.stem}": p for p in sorted((ROOT / "model").glob("*.py")) if p.stem != "__init__"}
+    model = ROOT / "model"
+    sources = {"kcm.model." + ".".join(p.relative_to(model).with_suffix("").parts): p
+               for p in sorted(model.rglob("*.py")) if p.stem != "__init__"}
     for name in MODEL_SKIPPED:
         sources.pop(name, None)
     for name in EXTRA:
         package, module = name.rsplit(".", 1)
-        sources[name] = ROOT / package.split(".", 1)[1] / f"{module}.py"
+        sources[name] = ROOT / Path(*package.split(".")[1:]) / f"{module}.py"
     return sources
 
 

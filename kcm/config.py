@@ -10,7 +10,7 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 
-from kcm.errors import UsageError
+from kcm.checker.engine.errors import UsageError
 from kcm.model.config import ConfigError, ModelConfig
 
 DEFAULT_PRESET = "default"

@@ -21,21 +21,27 @@ from rich.console import Console
 
 from kcm import config
 from kcm.checker import html_report
-from kcm.checker.runs import explore_runs
-from kcm.checker.liveness import LIVENESS_PROPERTIES, check_liveness
-from kcm.checker.result import VIOLATION, CheckResult
-from kcm.checker.traces import write_counterexample
-from kcm.errors import (EXIT_PASS, EXIT_VIOLATION, UsageError, check_writable_dir, check_writable_file,
-                        write_or_fail)
+from kcm.checker.engine.errors import (
+    EXIT_PASS,
+    EXIT_VIOLATION,
+    UsageError,
+    check_writable_dir,
+    check_writable_file,
+    write_or_fail,
+)
+from kcm.checker.engine.liveness import LIVENESS_PROPERTIES, check_liveness
+from kcm.checker.engine.result import VIOLATION, CheckResult
+from kcm.checker.engine.runs import explore_runs
+from kcm.checker.engine.traces import write_counterexample
+from kcm.model.checking.epoch_quotient import EpochQuotientModel
+from kcm.model.checking.kafka_model import KafkaModel, config_fields
 from kcm.model.config import ConfigError, ModelConfig
-from kcm.model.epoch_quotient import EpochQuotientModel
-from kcm.model.spec import KafkaModel, config_fields
 from kcm.model.variants import ALL_VARIANTS
 from kcm.net import refusal
 
-MODEL_FACTORY = "kcm.model.spec:model_for"
+MODEL_FACTORY = "kcm.model.checking.kafka_model:model_for"
 #: What `--liveness` traces name: the model explored modulo controller epochs.
-QUOTIENT_MODEL_FACTORY = "kcm.model.epoch_quotient:quotient_model_for"
+QUOTIENT_MODEL_FACTORY = "kcm.model.checking.epoch_quotient:quotient_model_for"
 
 
 def with_variant(cfg: ModelConfig, variant: str | None) -> ModelConfig:
@@ -79,7 +85,7 @@ def load_config(preset: str | None, config_file, variant: str | None) -> tuple[s
 
 def symmetry_text(cfg: ModelConfig, symmetry: bool) -> str:
     """The header's word on symmetry: only a model with a symmetry group can have it on or off,
-    and with it on, which runs it reduces (model/reduced_runs.py)."""
+    and with it on, which runs it reduces (model/checking/reduced_runs.py)."""
     model = KafkaModel(cfg)
     if not model.has_symmetry:
         return "no symmetry (a single broker)"
@@ -112,7 +118,7 @@ def write_reports(doc: dict, result: CheckResult | None, proofs, *, name: str, o
                   trace_files: dict[str, str] | None = None) -> tuple[Path, Path]:
     """The JSON report and JUnit XML (default OUT/report.json, OUT/junit.xml), and the reviewer's
     page `report.html` beside the JSON report; returns the JSON and JUnit paths."""
-    from kcm.checker import report
+    from kcm.checker.engine import report
 
     json_path, junit_path = json_file or out / "report.json", junit_file or out / "junit.xml"
     write_or_fail(lambda: report.write_json(doc, json_path), json_path, "--json" if json_file else "--out")
@@ -127,8 +133,8 @@ def write_reports(doc: dict, result: CheckResult | None, proofs, *, name: str, o
 
 def reviewer_page(doc: dict, result: CheckResult | None, cfg: ModelConfig, trace_files: dict[str, str]) -> str:
     """`report.html` for one run (`kcm.checker.html_report`)."""
-    from kcm.checker.itf import read_itf
-    from kcm.model.properties import Sometimes
+    from kcm.checker.engine.contract import Sometimes
+    from kcm.checker.engine.itf import read_itf
 
     model = KafkaModel(cfg)
     checked = set(result.checked) if result is not None else set()
@@ -163,18 +169,18 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
     {violated property: ITF file written}.
 
     With `liveness` the sequential explorer keeps the explored graph, with symmetry off and
-    without stopping at a safety violation (it needs the whole graph), and `kcm.checker.liveness`
+    without stopping at a safety violation (it needs the whole graph), and `kcm.checker.engine.liveness`
     checks it: its violations (lassos) join the result's, its summary is `result.extra["liveness"]`
     and the graph `result.extra["graph"]`. With `por` the sequential explorer expands ample sets
-    (`kcm.checker.por`). The sequential explorer explores the model's disjoint runs (the cold
-    start, each overlapping run) in up to `jobs` processes (`kcm.checker.runs`; default one per
+    (`kcm.checker.engine.por`). The sequential explorer explores the model's disjoint runs (the cold
+    start, each overlapping run) in up to `jobs` processes (`kcm.checker.engine.runs`; default one per
     core); the liveness check explores in one."""
     if liveness and engine == "spark":
         raise UsageError("--liveness runs on the sequential explorer only; drop --engine spark")
     if liveness:
         symmetry = False
     # Liveness explores modulo controller epochs, so that controller-move loops close into cycles
-    # (kcm.model.epoch_quotient); its traces replay through the same quotient model.
+    # (kcm.model.checking.epoch_quotient); its traces replay through the same quotient model.
     model = EpochQuotientModel(cfg) if liveness else KafkaModel(cfg, symmetry=symmetry)
     factory, factory_args = ((QUOTIENT_MODEL_FACTORY, config_fields(cfg)) if liveness
                              else (MODEL_FACTORY, {"symmetry": symmetry, **config_fields(cfg)}))

@@ -28,8 +28,8 @@ model does not take it).
 from __future__ import annotations
 
 from kcm.model.cluster import (
-    NONE,
     NO_REPLICA,
+    NONE,
     Event,
     EventKind,
     PartitionZnode,

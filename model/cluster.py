@@ -28,7 +28,7 @@ ZooKeeper (`Zk`) holds what the znodes hold (kafka@2.6.x:core/src/main/scala/kaf
   (`brokerEpoch < controllerContext.liveBrokerIdAndEpochs(id)`, KafkaController.scala
   `doControlledShutdown`). A broker's czxids grow with its registrations, so per-broker counters
   order them exactly as czxids do, and a broker renaming no longer meets a global order it would
-  have to respect (model/symmetry.py).
+  have to respect (model/checking/symmetry.py).
 - `incarnations`: per broker, how many times it has registered (the next registration's epoch is
   one more).
 - `assignment`, `adding`, `removing`: `/brokers/topics/<t>` per partition (JSON v2, KIP-455);

@@ -20,7 +20,6 @@ from typing import Any
 
 from kcm.model.variants import ALL_VARIANTS
 
-
 #: The perturbation kinds an `overlapping` run may list, and the budget field each stands for.
 OVERLAP_KINDS = {
     "broker_crash": "max_broker_crashes",

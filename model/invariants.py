@@ -1,6 +1,6 @@
 """The properties the model is checked against: named, one concern each (reference §7).
 
-Three kinds (`kcm.model.properties`):
+Three kinds (`kcm.checker.engine.contract`):
 
 - `Always` state invariants, checked on every reachable state. Those of kind "quiescence" are the
   bounded form of the liveness catalogue: they hold in every state where no healing action is
@@ -22,13 +22,23 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from kcm.checker.engine.contract import Always, AlwaysStep, Sometimes
 from kcm.model.actions import ControllerProcessEvent, LeaderExpandIsr, NetworkDeliver
 from kcm.model.cluster import (
-    NO_REPLICA, NO_ZNODE, NONE, Cluster, Edge, Election, EventKind, Ghost, RequestKind, Shutdown, Zk,
+    NO_REPLICA,
+    NO_ZNODE,
+    NONE,
+    Cluster,
+    Edge,
+    Election,
+    EventKind,
+    Ghost,
+    RequestKind,
+    Shutdown,
+    Zk,
     empty_context,
 )
 from kcm.model.config import ModelConfig
-from kcm.model.properties import Always, AlwaysStep, Sometimes
 from kcm.model.state_machines import Strategy
 from kcm.model.states import ReplicaState
 
@@ -760,8 +770,10 @@ def _kafka_2_6_choice(e: Election, assignment: tuple[int, ...], removing: tuple[
     PartitionStateMachine.scala `PartitionLeaderElectionAlgorithms`)."""
     from kcm.model.cluster import bits
     from kcm.model.election import (
-        controlled_shutdown_partition_leader_election, offline_partition_leader_election,
-        preferred_replica_partition_leader_election, reassign_partition_leader_election,
+        controlled_shutdown_partition_leader_election,
+        offline_partition_leader_election,
+        preferred_replica_partition_leader_election,
+        reassign_partition_leader_election,
     )
     live, online = frozenset(bits(e.live)), frozenset(bits(e.online))
     if e.strategy in (Strategy.OFFLINE, Strategy.OFFLINE_ALLOW_UNCLEAN):
@@ -971,9 +983,17 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list])
     props += _full_run_triage_properties(cfg)
     # The properties of the session-6 triage live in their own modules, which read this one's
     # helpers: imported here, not at the top, so that neither import is circular.
-    from kcm.model import (props_ctl_deletion, props_ctl_leadership, props_ctl_watches, props_rd_deletion,
-                           props_rd_reassignment, props_sm_deletion, props_sm_leader_isr, props_sm_replica_states,
-                           props_sm_transitions)
+    from kcm.model import (
+        props_ctl_deletion,
+        props_ctl_leadership,
+        props_ctl_watches,
+        props_rd_deletion,
+        props_rd_reassignment,
+        props_sm_deletion,
+        props_sm_leader_isr,
+        props_sm_replica_states,
+        props_sm_transitions,
+    )
     props += props_ctl_watches.properties(cfg)
     props += props_ctl_leadership.properties(cfg)
     props += props_ctl_deletion.properties(cfg)

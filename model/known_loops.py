@@ -1,6 +1,6 @@
 """Livelocks Kafka 2.6 is known to have, as data: the liveness checker lists them, not fails on them.
 
-The liveness checker (`kcm.checker.liveness`) reports every fair cycle of healing actions that
+The liveness checker (`kcm.checker.engine.liveness`) reports every fair cycle of healing actions that
 never reaches quiescence as a lasso. Some of those cycles are Kafka 2.6's own behaviour, read from
 its code and recorded as Findings in docs/model.md (the controller-move loops: a failover that
 resumes a reassignment of a partition without a state znode, a pending preferred election on a
@@ -10,7 +10,7 @@ leaderless partition that throws, the next controller doing the same). A known l
 - `name`: a short CamelCase name of the loop;
 - `finding`: the Finding that explains it (docs/model.md, "Findings");
 - `property`: the liveness property it breaks ("EventuallyQuiescent", "EventuallySettled" or
-  "QuiescenceAlwaysReachable", see `kcm.checker.liveness`);
+  "QuiescenceAlwaysReachable", see `kcm.checker.engine.liveness`);
 - `matches(cycle)`: whether a lasso's cycle is this loop; `cycle` is `[(None, entry), (action,
   state), ...]`: the loop's entry state, then each step of the cycle (the action taken into the
   state), the last state equal to the entry (up to the quotient the graph was explored modulo). A
@@ -27,7 +27,7 @@ Both of Kafka 2.6's controller-move loops (docs/model.md, Findings 6) break `Eve
 one of those brokers ends them; a broker that stays down (a dead machine) keeps them going, and the
 cluster has no working controller meanwhile. Each turn wins `/controller` again, one controller
 epoch higher, so they are cycles only of the graph explored modulo controller epochs
-(`kcm.model.epoch_quotient`), which `kcm explore --liveness` uses.
+(`kcm.model.checking.epoch_quotient`), which `kcm explore --liveness` uses.
 """
 
 from __future__ import annotations

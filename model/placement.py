@@ -13,7 +13,7 @@ operator may pass any explicit assignment. The model lets a creation choose any 
 algorithm yields for any start index, any shift and any order of the broker array.
 
 That set is closed under broker renaming (a renaming is a reorder of the array), so creation no
-longer breaks symmetry (model/symmetry.py), and the topics that exist from the start may sit on
+longer breaks symmetry (model/checking/symmetry.py), and the topics that exist from the start may sit on
 any of these placements too (`spec.init_states`): each is an initial state, the spread of
 `default_assignment` first.
 """

@@ -44,7 +44,7 @@ def deletion_request_dropped_with_topic(ppt: int):
 
 def properties(cfg) -> list:
     """This module's properties, registered at the end of `invariants.properties_for`."""
-    from kcm.model.properties import AlwaysStep
+    from kcm.checker.engine.contract import AlwaysStep
     return [
         AlwaysStep("DeletionRequestDroppedWithTopic", deletion_request_dropped_with_topic(cfg.partitions),
                    "a controller deletes /admin/delete_topics/<t> only for a topic it does not know "

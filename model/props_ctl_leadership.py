@@ -110,7 +110,7 @@ def auto_rebalance_elects_preferred(ppt: int):
 
 def properties(cfg) -> list:
     """This module's properties, registered at the end of `invariants.properties_for`."""
-    from kcm.model.properties import AlwaysStep
+    from kcm.checker.engine.contract import AlwaysStep
     ppt = cfg.partitions
     return [
         AlwaysStep("ControlledShutdownMovesLeadership", controlled_shutdown_moves_leadership(ppt),

@@ -56,7 +56,7 @@ def controller_watches_armed(s: Cluster) -> bool:
 
 def properties(cfg) -> list:
     """This module's properties, registered at the end of `invariants.properties_for`."""
-    from kcm.model.properties import Always
+    from kcm.checker.engine.contract import Always
     return [
         Always("ControllerWatchesArmed", controller_watches_armed,
                "once settled, the active controller holds every watch of its handlers and every live "

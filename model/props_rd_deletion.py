@@ -23,9 +23,9 @@ have made it resign, and its next failover rebuilds the queue from ZooKeeper).
 
 from __future__ import annotations
 
+from kcm.checker.engine.contract import Always
 from kcm.model.cluster import Cluster
 from kcm.model.invariants import quiescent  # invariants imports this module only inside properties_for
-from kcm.model.properties import Always
 
 
 def deletion_queues_empty_when_quiescent(s: Cluster) -> bool:

@@ -31,9 +31,9 @@ judge (Findings 4) (`reassignment:160:delete-effect:0`, `reassignment:159:swap-e
 
 from __future__ import annotations
 
+from kcm.checker.engine.contract import AlwaysStep
 from kcm.model.actions import ControllerProcessEvent
 from kcm.model.cluster import Cluster, RequestKind
-from kcm.model.properties import AlwaysStep
 
 
 def reassignment_completion_removes_request(s: Cluster, a, t: Cluster) -> bool:

@@ -19,9 +19,9 @@ elected at all, so an election for a deleting topic passed them all.
 
 from __future__ import annotations
 
+from kcm.checker.engine.contract import AlwaysStep
 from kcm.model.actions import ControllerProcessEvent
 from kcm.model.cluster import Cluster
-from kcm.model.properties import AlwaysStep
 from kcm.model.state_machines import Strategy
 
 
@@ -34,7 +34,7 @@ def no_election_for_deleting_topic(elections, topics_to_delete: int, ppt: int) -
 
 def properties(cfg, observe) -> list:
     """This module's properties, registered at the end of `kcm.model.invariants.properties_for`."""
-    from kcm.model.invariants import _elections   # invariants imports this module when it registers it
+    from kcm.model.invariants import _elections  # invariants imports this module when it registers it
 
     ppt = cfg.partitions
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import functools
 
+from kcm.checker.engine.contract import Always
 from kcm.model.cluster import Cluster
 from kcm.model.invariants import led_partitions, quiescent  # invariants imports this module only inside properties_for
-from kcm.model.properties import Always
 
 
 def leader_isr_matches_zk(s: Cluster, ppt: int = 1) -> bool:

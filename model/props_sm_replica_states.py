@@ -24,9 +24,9 @@ ReplicaDeletionSuccessful -> NewReplica edge.
 
 from __future__ import annotations
 
+from kcm.checker.engine.contract import Always
 from kcm.model.cluster import Cluster
 from kcm.model.invariants import _settled_under_a_controller
-from kcm.model.properties import Always
 from kcm.model.states import ReplicaState
 
 

@@ -26,9 +26,9 @@ request properties judge those).
 
 from __future__ import annotations
 
+from kcm.checker.engine.contract import AlwaysStep
 from kcm.model.actions import ControllerProcessEvent
 from kcm.model.cluster import Cluster, Edge
-from kcm.model.properties import AlwaysStep
 from kcm.model.tables import REPLICA_TABLE
 
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from kcm.model.cluster import NO_ZNODE, Event, EventKind, Watch, bits, partition_watch, put
 from kcm.model.election import LeaderAndIsr
+from kcm.model.state_machines import Strategy
 from kcm.model.states import PartitionState as P
 from kcm.model.states import ReplicaState as R
-from kcm.model.state_machines import Strategy
 from kcm.model.world import KafkaError
 
 

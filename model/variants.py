@@ -92,7 +92,7 @@ VARIANTS = MappingProxyType({v.name: v for v in _VARIANTS})
 
 #: Synthetic variants: not a Kafka bug, a plausible mistake put in to show a checker catching its
 #: class of failure (here a livelock, which only `kcm explore --liveness` sees: `breaks` names a
-#: liveness property of `kcm.checker.liveness`, not a model invariant). Kept apart from `VARIANTS`,
+#: liveness property of `kcm.checker.engine.liveness`, not a model invariant). Kept apart from `VARIANTS`,
 #: whose every entry is a historical bug with a pinned safety counterexample.
 _SYNTHETIC = (
     Variant("L1", "synthetic", "-",
@@ -127,7 +127,7 @@ class Flags:
 
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def flags_for(variant: str) -> Flags:
     """The flags of `variant` ("" for none); an unknown name raises KeyError."""
     return Flags(**{ALL_VARIANTS[variant].flag: True}) if variant else Flags()

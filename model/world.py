@@ -25,12 +25,12 @@ the way a TLC state constraint prunes: the bound is reported, never silently uns
 from __future__ import annotations
 
 from kcm.model.cluster import (
+    NO_ZNODE,
     NONE,
     Broker,
     Cluster,
     Event,
     EventKind,
-    NO_ZNODE,
     PartitionZnode,
     Request,
     RequestKind,

@@ -1,6 +1,6 @@
 """Exhaustive exploration on Spark: `explore_spark(spark, model_spec, options) -> CheckResult`.
 
-The same level-synchronous breadth-first search as `kcm.checker.bfs`, with the state space spread
+The same level-synchronous breadth-first search as `kcm.checker.engine.bfs`, with the state space spread
 over Spark partitions, and the same result: distinct and generated counts, depth, outdegree,
 coverage, goals, verdict, and the same shortest counterexample, step for step (DESIGN.md §5).
 
@@ -65,32 +65,39 @@ from __future__ import annotations
 import itertools
 import re
 import time
-from collections import Counter
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 from typing import Any
 
-from pyspark import StorageLevel
-from pyspark.rdd import RDD
-
-from kcm.checker.bfs import CheckOptions, select_properties, verdict_of
-from kcm.checker.coverage import build_coverage
-from kcm.checker.result import DEADLOCK, CheckResult, Goal, Trace, Violation
-from kcm.checker.stats import Outdegree, ProgressClock, Stats
-from kcm.errors import UsageError
-from kcm.model.properties import Always, AlwaysStep, Model, Sometimes
+from kcm.checker.engine.bfs import CheckOptions, select_properties, verdict_of
+from kcm.checker.engine.contract import Always, AlwaysStep, Model, Sometimes
+from kcm.checker.engine.coverage import build_coverage
+from kcm.checker.engine.errors import UsageError
+from kcm.checker.engine.result import DEADLOCK, CheckResult, Goal, Trace, Violation
+from kcm.checker.engine.stats import Outdegree, ProgressClock, Stats
 from kcm.spark_explore import checkpoint as snapshots
 from kcm.spark_explore.codec import state_codec
 from kcm.spark_explore.fpset import FingerprintSet
 from kcm.spark_explore.interrupts import DeferredInterrupt, Interrupted
 from kcm.spark_explore.level import (
-    DEADLOCK_PHASE, EXPAND, MERGE, LevelTask, SummaryList, expand_partition, fingerprint_of_key,
-    key_function, merge_partition, owner_of,
+    DEADLOCK_PHASE,
+    EXPAND,
+    MERGE,
+    LevelTask,
+    SummaryList,
+    expand_partition,
+    fingerprint_of_key,
+    key_function,
+    merge_partition,
+    owner_of,
 )
 from kcm.spark_explore.metrics import job_group_figures
 from kcm.spark_explore.spec import ModelSpec
+from pyspark import StorageLevel
+from pyspark.rdd import RDD
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ _LEVEL_DIR = re.compile(r"^level-(\d{5,})$")
 #: line, not failed on in an executor. 2: the Kafka model's states as a tuple of their records'
 #: bytes (`kcm/model/codec.py`), no longer one bytes object. 3: on a few partitions keys start
 #: with the model's locality, which decides the owner partitions (`level.key_function`). 4: the
-#: Kafka model keys a state by itself in the runs symmetry does not reduce (model/reduced_runs.py)
+#: Kafka model keys a state by itself in the runs symmetry does not reduce (model/checking/reduced_runs.py)
 #: and orders a call's replica state changes as listed (review D9), so older keys mean other states.
 RECORDS_FORMAT = 4
 

@@ -112,7 +112,7 @@ class ModelCodec:
 
 def has_own_codec(model: Any) -> bool:
     """Whether the model overrides `Model.encode_state` and `Model.decode_state`."""
-    from kcm.model.properties import Model
+    from kcm.checker.engine.contract import Model
 
     cls = type(model)
     return (getattr(cls, "encode_state", Model.encode_state) is not Model.encode_state

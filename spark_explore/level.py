@@ -79,8 +79,8 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
-from kcm.checker.collector import pausing_collector
-from kcm.model.properties import Always, AlwaysStep, Model, Sometimes
+from kcm.checker.engine.collector import pausing_collector
+from kcm.checker.engine.contract import Always, AlwaysStep, Model, Sometimes
 from kcm.spark_explore.codec import ModelCodec, StateCodec, state_codec
 from kcm.spark_explore.fpset import FingerprintSet
 from kcm.spark_explore.spec import ModelSpec, load_model

@@ -17,8 +17,8 @@ one stage with no shuffle.
   it or met it. The driver keeps the violation of the smallest run index (ties: the earliest
   step, then property order), replays that one run to rebuild its trace, and does the same for
   each goal's earliest witness. Traces are `(action, state)` tuples as the explorers return, to be
-  written with `kcm.checker.traces.write_counterexample`.
-- Coverage. A `kcm.checker.coverage.Coverage` whose per-action pair is (times enabled, times
+  written with `kcm.checker.engine.traces.write_counterexample`.
+- Coverage. A `kcm.checker.engine.coverage.Coverage` whose per-action pair is (times enabled, times
   taken) instead of the explorers' (evaluations, new distinct states): a simulation does not know
   which states are new. Table edges are the union over all executors.
 """
@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from kcm.checker.bfs import select_properties
-from kcm.checker.coverage import Coverage, build_coverage
-from kcm.checker.result import DEADLOCK, Goal, Trace, Violation
-from kcm.model.properties import Always, AlwaysStep, Model, Sometimes
+from kcm.checker.engine.bfs import select_properties
+from kcm.checker.engine.contract import Always, AlwaysStep, Model, Sometimes
+from kcm.checker.engine.coverage import Coverage, build_coverage
+from kcm.checker.engine.result import DEADLOCK, Goal, Trace, Violation
 from kcm.spark_explore.spec import ModelSpec, load_model
 
 

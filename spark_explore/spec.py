@@ -23,9 +23,9 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
-from kcm.model.properties import Model
+from kcm.checker.engine.contract import Model
 
-KAFKA_FACTORY = "kcm.model.spec:KafkaModel"
+KAFKA_FACTORY = "kcm.model.checking.kafka_model:KafkaModel"
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,10 @@ import functools
 import gc
 
 import pytest
+from kcm.checker.engine.bfs import CheckOptions, explore
+from kcm.model.checking.kafka_model import KafkaModel
 
 from kcm import compiled, config
-from kcm.checker.bfs import CheckOptions, explore
-from kcm.model.spec import KafkaModel
 
 #: Test files that need the model run from source: mutation testing traces its lines
 #: (kcm/compiled.py). Their tests are marked `pure_only`; run compiled, the session leaves them out
@@ -84,14 +84,15 @@ def default_to_depth():
     return explore(KafkaModel(config.load_preset("default")), CheckOptions(max_depth=DEFAULT_DEPTH))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def liveness_run(preset: str):
     """`(model, exploration result with its kept graph, liveness result)` for a preset, as
     `kcm explore --liveness` runs it (symmetry off, not stopping at a safety violation)."""
+    from kcm.checker.engine.bfs import explore
+    from kcm.checker.engine.liveness import check_liveness
+    from kcm.model.checking.kafka_model import KafkaModel
+
     from kcm import config
-    from kcm.checker.bfs import explore
-    from kcm.checker.liveness import check_liveness
-    from kcm.model.spec import KafkaModel
 
     model = KafkaModel(config.load_preset(preset), symmetry=False, initial_orbits=True)
     result = explore(model, keep_graph=True, symmetry=False, stop_on_violation=False)

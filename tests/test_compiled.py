@@ -11,10 +11,10 @@ import textwrap
 from importlib.machinery import ExtensionFileLoader
 from pathlib import Path
 
+import kcm.checker.engine.bfs
+import kcm.model.spec
 import pytest
 
-import kcm.checker.bfs
-import kcm.model.spec
 from kcm import compiled, config
 
 #: Explores a few presets and prints what a run found, as JSON (run in this process and in a
@@ -23,9 +23,9 @@ SUMMARY = textwrap.dedent("""
     import json
     import kcm.model.spec
     from kcm import compiled
-    from kcm.checker.bfs import explore
+    from kcm.checker.engine.bfs import explore
     from kcm.config import load_preset
-    from kcm.model.spec import KafkaModel
+    from kcm.model.checking.kafka_model import KafkaModel
 
     out = {"status": compiled.status(), "spec": kcm.model.spec.__file__}
     for name, depth in (("tiny", None), ("zkfaults", None), ("v4", None), ("default", 9)):
@@ -59,7 +59,7 @@ def test_the_suite_runs_what_the_environment_asks_for():
     else:
         assert compiled.status() == "compiled", "no up-to-date build: run `make test` (it calls kcm.compiled.build())"
         assert isinstance(kcm.model.spec.__loader__, ExtensionFileLoader)
-        assert isinstance(kcm.checker.bfs.__loader__, ExtensionFileLoader)
+        assert isinstance(kcm.checker.engine.bfs.__loader__, ExtensionFileLoader)
 
 
 def test_compiled_and_pure_explore_alike():
@@ -111,7 +111,7 @@ def test_mutation_testing_needs_the_model_from_source():
     # It traces which lines of the clean model run: compiled code reports none, and every mutant
     # would be "unreached". So a compiled model is refused in one line, and a pure one is traced.
     from kcm.checker import mutate as M
-    from kcm.errors import UsageError
+    from kcm.checker.engine.errors import UsageError
 
     configs = [("tiny", config.load_preset("tiny"))]
     if compiled.status() == "compiled":

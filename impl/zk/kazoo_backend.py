@@ -38,8 +38,8 @@ from collections.abc import Callable, Iterator, Sequence
 from kazoo import exceptions as kz
 from kazoo.client import KazooClient, KazooState
 from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.protocol.states import Callback, EventType as KzEventType, ZnodeStat
-
+from kazoo.protocol.states import Callback, ZnodeStat
+from kazoo.protocol.states import EventType as KzEventType
 from kcm.impl.kafka_exception import KafkaException
 from kcm.impl.zk.protocol import (
     ANY_VERSION,

@@ -16,10 +16,18 @@ import click
 from rich.console import Console
 
 from kcm import KAFKA_VERSION, compiled, config
-from kcm.checker import diagrams, proofs, report
-from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, check_writable_dir, UsageError
-from kcm.exploration import (ENGINES, VARIANT_HELP, check_engine_options, check_outputs, load_config,
-                             run_exploration, write_reports)
+from kcm.checker import diagrams, proofs
+from kcm.checker.engine import report
+from kcm.checker.engine.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, UsageError, check_writable_dir
+from kcm.exploration import (
+    ENGINES,
+    VARIANT_HELP,
+    check_engine_options,
+    check_outputs,
+    load_config,
+    run_exploration,
+    write_reports,
+)
 from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE, REPLICA_TABLE_PRE_2_3
 
 

@@ -44,10 +44,10 @@ def reachable(preset: str | None, config_file: Path | None, partition: int, form
     the leader's role and the ISR size; nodes count the states they stand for, edges the actions,
     refused (table-invalid) requests in red. Explores the whole preset first (symmetry off)."""
     from kcm import config
-    from kcm.checker.bfs import explore
+    from kcm.checker.engine.bfs import explore
+    from kcm.checker.engine.errors import UsageError
     from kcm.checker.reachable import kafka_reachable
-    from kcm.errors import UsageError
-    from kcm.model.spec import KafkaModel
+    from kcm.model.checking.kafka_model import KafkaModel
 
     name, cfg = config.load(preset, config_file)
     partitions = cfg.topics * cfg.partitions

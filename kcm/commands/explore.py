@@ -8,10 +8,19 @@ import click
 from rich.console import Console
 
 from kcm import compiled, config
-from kcm.checker import report
-from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, UsageError
-from kcm.exploration import (ENGINES, VARIANT_HELP, check_engine_options, check_outputs, load_config,
-                             run_exploration, run_simulation, symmetry_text, write_reports)
+from kcm.checker.engine import report
+from kcm.checker.engine.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, UsageError
+from kcm.exploration import (
+    ENGINES,
+    VARIANT_HELP,
+    check_engine_options,
+    check_outputs,
+    load_config,
+    run_exploration,
+    run_simulation,
+    symmetry_text,
+    write_reports,
+)
 
 
 @click.command(name="explore")

@@ -27,6 +27,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kcm import config
+from kcm.checker.engine.errors import EXIT_PASS, EXIT_VIOLATION, UsageError, check_writable_dir
 from kcm.checker.stateful import (
     DEFAULT_EXAMPLES,
     DEFAULT_STEPS,
@@ -39,7 +40,6 @@ from kcm.checker.stateful import (
     program_preamble,
     write_failure,
 )
-from kcm.errors import EXIT_PASS, EXIT_VIOLATION, UsageError, check_writable_dir
 from kcm.exploration import VARIANT_HELP, load_config
 from kcm.impl.model_alignment import ModelAlignment
 from kcm.model.variants import ALL_VARIANTS, SYNTHETIC_VARIANTS
@@ -121,8 +121,8 @@ def command(preset, config_file, variant, examples, steps, seed, as_kafka, out, 
 def _beside_the_explorer(cfg, failure) -> str:
     """The explorer's shortest counterexample for the failed invariant, beside the shrunk length.
     Breadth-first to the shrunk trace's depth: the shortest is no longer, so that bound suffices."""
-    from kcm.checker.bfs import explore
-    from kcm.model.spec import KafkaModel
+    from kcm.checker.engine.bfs import explore
+    from kcm.model.checking.kafka_model import KafkaModel
 
     if failure.kind in ("refinement", "error"):
         return ("\nThe explorer checks the model alone: it has no counterexample for "

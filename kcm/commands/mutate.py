@@ -12,8 +12,8 @@ from rich.console import Console
 from kcm import config
 from kcm.checker import mutate as M
 from kcm.checker import mutation_report, mutation_triage
-from kcm.checker.report import write_json, write_junit
-from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, UsageError, check_writable_dir
+from kcm.checker.engine.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, UsageError, check_writable_dir
+from kcm.checker.engine.report import write_json, write_junit
 from kcm.exploration import ENGINES, start_spark
 
 

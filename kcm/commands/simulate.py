@@ -27,19 +27,19 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from kcm.checker.engine.contract import Always
+from kcm.checker.engine.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, Incomplete, UsageError
 from kcm.config import parse_toml, read_toml_file
-from kcm.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, Incomplete, UsageError
 from kcm.impl.kafka_config import KafkaConfig
 from kcm.impl.scenario import Scenario, ScenarioError, apply_step, describe
 from kcm.impl.threaded_cluster import ThreadedCluster
 from kcm.impl.timeline import Record
 from kcm.impl.zk.protocol import ZooKeeperError, ZooKeeperUnavailable
-from kcm.net import refusal
 from kcm.model.config import ModelConfig
 from kcm.model.invariants import properties_for
 from kcm.model.props_ctl_watches import READS_WATCHES
-from kcm.model.properties import Always
 from kcm.model.variants import flags_for
+from kcm.net import refusal
 
 DEFAULT_SCENARIO = "failover"
 #: Record kinds shown with --brief (requests, deliveries and transitions are left out).
@@ -205,7 +205,7 @@ def command(brokers, zk, scenario, seed, timeout_s, connect_timeout_s, keep_chro
     finally:
         _finish(cluster, zk, keep_chroot, console)
     if violations:
-        console.print(f"[bold red]VIOLATION[/bold red] · " + "; ".join(f"step {i}: {name}" for i, name in violations))
+        console.print("[bold red]VIOLATION[/bold red] · " + "; ".join(f"step {i}: {name}" for i, name in violations))
         return EXIT_VIOLATION
     if unsettled:
         console.print(f"[bold yellow]INCOMPLETE[/bold yellow] · {unsettled} step(s) did not settle")

@@ -15,10 +15,10 @@ from pathlib import Path
 import click
 
 from kcm.checker import html_report
-from kcm.checker.itf import read_itf
+from kcm.checker.engine.errors import check_writable_file, write_or_fail
+from kcm.checker.engine.itf import read_itf
+from kcm.checker.engine.traces import render_text
 from kcm.checker.sequence import TEXT_LEGEND
-from kcm.checker.traces import render_text
-from kcm.errors import check_writable_file, write_or_fail
 
 
 @click.group("trace")

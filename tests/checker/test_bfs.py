@@ -7,14 +7,22 @@ from __future__ import annotations
 import math
 
 import pytest
+from kcm.checker.engine.bfs import CheckOptions, explore
+from kcm.checker.engine.errors import UsageError
+from kcm.checker.engine.replay import replay_trace
+from kcm.checker.engine.result import DEADLOCK, Violation
 
-from kcm.checker.bfs import CheckOptions, explore
-from kcm.checker.replay import replay_trace
-from kcm.checker.result import DEADLOCK, Violation
-from kcm.errors import UsageError
 from tests.checker.toys import (
-    Climbers, DGraph, EpochModel, GridCounter, Lamp, Philosophers, TwoPhaseCommit, naive_reachable,
-    orbit_count, permute_two_phase,
+    Climbers,
+    DGraph,
+    EpochModel,
+    GridCounter,
+    Lamp,
+    Philosophers,
+    TwoPhaseCommit,
+    naive_reachable,
+    orbit_count,
+    permute_two_phase,
 )
 
 # ---- state counts ---------------------------------------------------------------------------------
@@ -202,7 +210,7 @@ def test_vacuous_goal_makes_a_complete_run_fail():
 def test_goal_met_by_an_initial_state_has_a_zero_step_witness():
     class Dark(Lamp):
         def properties(self):
-            from kcm.model.properties import Sometimes
+            from kcm.checker.engine.contract import Sometimes
             return (Sometimes("off", lambda s, a, t: t is False and a is None and s is False),)
 
     assert explore(Dark()).goals["off"].trace_length == 0

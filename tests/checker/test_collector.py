@@ -1,4 +1,4 @@
-"""The cyclic garbage collector paused during a search (`checker/collector.py`): it is off while
+"""The cyclic garbage collector paused during a search (`checker/engine/collector.py`): it is off while
 the explorer and Spark's task functions run and back as it was however they end, and exploring
 the Kafka model leaves nothing for it to collect, which is what makes the pause lose no memory."""
 
@@ -8,11 +8,11 @@ import gc
 from pathlib import Path
 
 import pytest
+from kcm.checker.engine.bfs import explore
+from kcm.checker.engine.collector import paused_collector, pausing_collector
+from kcm.model.checking.kafka_model import KafkaModel
 
 from kcm import config
-from kcm.checker.bfs import explore
-from kcm.checker.collector import paused_collector, pausing_collector
-from kcm.model.spec import KafkaModel
 from tests.checker.toys import GridCounter
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,9 +33,8 @@ def test_the_pause_restores_the_collector_as_it_was_even_on_an_exception(collect
             assert not gc.isenabled()
         assert not gc.isenabled()
     assert gc.isenabled()
-    with pytest.raises(KeyboardInterrupt):
-        with paused_collector():
-            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt), paused_collector():
+        raise KeyboardInterrupt
     assert gc.isenabled()
     gc.disable()
     with paused_collector():

@@ -10,12 +10,20 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from kcm.checker.bfs import explore
-from kcm.checker.coverage import format_edge
-from kcm.checker.stats import Outdegree, Progress, ProgressPrinter, collision_probability
-from kcm.model.properties import fingerprint_of
+from kcm.checker.engine.bfs import explore
+from kcm.checker.engine.contract import fingerprint_of
+from kcm.checker.engine.coverage import format_edge
+from kcm.checker.engine.stats import Outdegree, Progress, ProgressPrinter, collision_probability
+
 from tests.checker.toys import (
-    RM_EDGES, Commit, GridCounter, Lamp, Prepared, RmState, TwoPhaseCommit, TwoPhaseState,
+    RM_EDGES,
+    Commit,
+    GridCounter,
+    Lamp,
+    Prepared,
+    RmState,
+    TwoPhaseCommit,
+    TwoPhaseState,
     naive_reachable,
 )
 
@@ -165,7 +173,7 @@ def test_fingerprint_distinguishes_types_and_values():
 
 
 def test_fingerprint_is_the_same_in_another_process_with_another_hash_seed():
-    code = ("from tests.checker.toys import *; from kcm.model.properties import fingerprint_of;"
+    code = ("from tests.checker.toys import *; from kcm.checker.engine.contract import fingerprint_of;"
             "print(fingerprint_of(frozenset({'a', 'b', 'c', 'd', RmState.aborted, RmState.working})).hex())")
     outputs = set()
     for seed in ("1", "2", "3"):

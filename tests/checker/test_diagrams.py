@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from kcm.checker import diagrams
 from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE
 

@@ -13,9 +13,8 @@ import zlib
 from pathlib import Path
 
 import pytest
-
+from kcm.checker.engine.itf import read_itf
 from kcm.checker.html_report import HIGHLIGHT, sequence_svg, trace_page
-from kcm.checker.itf import read_itf
 from kcm.checker.sequence import Event, step_events
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -149,9 +148,10 @@ def test_a_screenshot_shows_the_violating_step_highlighted(v6_run, tmp_path) -> 
 def test_the_state_machines_carry_how_often_each_edge_was_taken(tmp_path) -> None:
     """The sequential explorer counts the generated transitions that take each table edge; the
     page writes the count on every taken edge and marks every other edge UNTAKEN."""
+    from kcm.checker.engine.bfs import explore
+    from kcm.model.checking.kafka_model import KafkaModel
+
     from kcm.config import load_preset
-    from kcm.checker.bfs import explore
-    from kcm.model.spec import KafkaModel
 
     coverage = explore(KafkaModel(load_preset("tiny"))).coverage
     assert set(coverage.edge_counts) == set(coverage.edges_taken) and all(coverage.edge_counts.values())

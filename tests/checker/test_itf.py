@@ -10,13 +10,21 @@ from typing import NamedTuple
 
 import jsonschema
 import pytest
-
-from kcm.checker.bfs import explore
-from kcm.checker.itf import (
-    ItfList, ItfMap, Record, Unserializable, decode_value, encode_value, itf_document, parse_itf,
-    read_itf, write_itf,
+from kcm.checker.engine.bfs import explore
+from kcm.checker.engine.errors import UsageError
+from kcm.checker.engine.itf import (
+    ItfList,
+    ItfMap,
+    Record,
+    Unserializable,
+    decode_value,
+    encode_value,
+    itf_document,
+    parse_itf,
+    read_itf,
+    write_itf,
 )
-from kcm.errors import UsageError
+
 from tests.checker.toys import Climbers, EpochModel, TwoPhaseCommit
 
 SCHEMA = json.loads((Path(__file__).parent / "itf.schema.json").read_text())

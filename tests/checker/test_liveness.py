@@ -8,12 +8,12 @@ import random
 
 import networkx as nx
 import pytest
-
-from kcm.checker.bfs import explore
-from kcm.checker.graph import ExploredGraph, nx_reaching, nx_scc, reaching, tarjan_scc
-from kcm.checker.liveness import EVENTUALLY_QUIESCENT, QUIESCENCE_REACHABLE, check_liveness
-from kcm.errors import UsageError
+from kcm.checker.engine.bfs import explore
+from kcm.checker.engine.errors import UsageError
+from kcm.checker.engine.graph import ExploredGraph, nx_reaching, nx_scc, reaching, tarjan_scc
+from kcm.checker.engine.liveness import EVENTUALLY_QUIESCENT, QUIESCENCE_REACHABLE, check_liveness
 from kcm.model.known_loops import KnownLoop
+
 from tests.checker.toys import DGraph, Elect, Failover, Resume, TwoPhaseCommit, grid
 
 
@@ -66,7 +66,7 @@ def test_a_cycle_of_operator_actions_is_not_a_livelock() -> None:
 
 
 def _phase(model, graph, node):
-    from kcm.checker.liveness import _replay
+    from kcm.checker.engine.liveness import _replay
     return _replay(model, graph, graph.path_to(node))[-1][1]
 
 
@@ -122,7 +122,7 @@ def test_an_exit_enabled_in_every_state_of_a_component_makes_it_unfair() -> None
 
 
 def test_a_replayed_lasso_reproduces_only_if_it_is_a_fair_livelock() -> None:
-    from kcm.checker.liveness import reproduces_liveness
+    from kcm.checker.engine.liveness import reproduces_liveness
 
     states = ["start", "elected", "resigned", "elected"]
     actions = [Elect(), Resume(), Elect()]
@@ -165,7 +165,7 @@ def test_the_graph_records_every_edge_in_successor_order() -> None:
     assert (g.nodes, g.edges) == (288, result.stats.generated - 1)
     assert g.nbytes() == 6 * g.edges + 17 * g.nodes + 8
     # Replaying each node's BFS path lands on a state whose successors are its row, in order.
-    from kcm.checker.liveness import _replay
+    from kcm.checker.engine.liveness import _replay
     for v in random.Random(1).sample(range(g.nodes), 40):
         state = _replay(model, g, g.path_to(v))[-1][1]
         assert [a for a, _ in model.successors(state)] == [g.action(e) for e in g.out_edges(v)]

@@ -11,14 +11,14 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
-
 import kcm.model.controller
-from kcm import config
+import pytest
 from kcm.checker import mutate as M
 from kcm.checker import mutation_report
-from kcm.cli import main
 from kcm.model.config import ModelConfig
+
+from kcm import config
+from kcm.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -105,7 +105,7 @@ def test_mutants_load_side_by_side_without_touching_the_installed_model(mutants)
         ctrl_b = sys.modules[f"{lb.package}.controller"]
         assert ctrl_a is not ctrl_b is not kcm.model.controller
         # Unchanged record modules are the installed ones (the checkers test Always/Sometimes by class).
-        assert sys.modules[f"{la.package}.properties"] is sys.modules["kcm.model.properties"]
+        assert sys.modules[f"{la.package}.cluster"] is sys.modules["kcm.model.cluster"]
         assert kcm.model.controller.__name__ == "kcm.model.controller"
         assert Path(kcm.model.controller.__file__).read_text(encoding="utf-8") == before
     finally:
@@ -210,7 +210,7 @@ def test_the_state_budget_times_a_surviving_mutant_out(mutants, tiny):
 
 
 def test_a_config_the_clean_model_fails_is_refused():
-    from kcm.errors import UsageError
+    from kcm.checker.engine.errors import UsageError
 
     with pytest.raises(UsageError, match="the clean model violates"):
         M.baselines([config.load("v6")], M.Budget())
@@ -359,7 +359,7 @@ def test_liveness_kills_a_mutant_that_re_puts_an_event_forever(mutants):
 
 def test_a_liveness_graph_cut_by_the_budget_decides_nothing():
     """A partial graph proves nothing: the pass answers None, and the safety verdict stands."""
-    from kcm.model.epoch_quotient import EpochQuotientModel
+    from kcm.model.checking.epoch_quotient import EpochQuotientModel
     cfg = config.load_config_file(REPO / "bench/mutation/m-delete-reassign.toml")
     assert M._liveness(EpochQuotientModel(cfg), M.Budget(max_states=100)) is None
     assert M._liveness(EpochQuotientModel(cfg), M.Budget()).verdict == "pass"

@@ -9,11 +9,11 @@ import json
 from pathlib import Path
 
 import pytest
-
 from kcm.checker import mutate as M
 from kcm.checker import mutation_triage as T
+from kcm.checker.engine.errors import UsageError
+
 from kcm.cli import main
-from kcm.errors import UsageError
 
 REPO = Path(__file__).resolve().parents[2]
 SURVIVOR = "controller:142:delete-effect:0"   # survives on m-reassign in a few seconds
@@ -117,9 +117,10 @@ def _suite() -> tuple[str, ...]:
 @pytest.mark.parametrize("name", _suite())
 def test_every_config_of_the_mutation_suite_passes_on_the_clean_model(name):
     """A config the clean model fails would kill every mutant that reaches the failure."""
+    from kcm.checker.engine.bfs import explore
+    from kcm.model.checking.kafka_model import KafkaModel
+
     from kcm import config
-    from kcm.checker.bfs import explore
-    from kcm.model.spec import KafkaModel
     cfg = config.load_preset(name) if name == "tiny" else config.load_config_file(REPO / "bench/mutation" / f"{name}.toml")
     result = explore(KafkaModel(cfg))
     assert result.verdict == "pass", result.summary_lines()

@@ -1,4 +1,4 @@
-"""Partial-order reduction (`kcm.checker.por`) on toy models where the reduction is known exactly.
+"""Partial-order reduction (`kcm.checker.engine.por`) on toy models where the reduction is known exactly.
 
 - `Counters(n, k)`: n independent counters 0..k, `Inc(i)` touches counter i only. The full graph
   has (k+1)^n states; with no property reading the counters the ample sets are single counters,
@@ -15,11 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from kcm.checker.engine.bfs import explore
+from kcm.checker.engine.contract import Always, AlwaysStep, Footprint, Independence, Model, PropertyReads
+from kcm.checker.engine.errors import UsageError
+from kcm.checker.engine.por import Reducer, dependent
 
-from kcm.checker.bfs import explore
-from kcm.checker.por import Reducer, dependent
-from kcm.errors import UsageError
-from kcm.model.properties import Always, AlwaysStep, Footprint, Independence, Model, PropertyReads
 from tests.checker.toys import GridCounter
 
 

@@ -21,12 +21,12 @@ import pytest
 import z3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from kcm.checker import proofs
 from kcm.checker.z3ops import Z3, MaskedList, concrete
-from kcm.cli import main
 from kcm.model import election as e
 from kcm.model.election import PY, ElectionResult, LeaderAndIsr
+
+from kcm.cli import main
 
 ALL_COUNTS = range(1, 9)
 
@@ -126,7 +126,7 @@ def test_run_rejects_bad_input() -> None:
 # The backend: Z3 terms agree with PY on concrete inputs
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _symbolic_outputs(n: int) -> dict[str, object]:
     """Every election function's result on the symbolic inputs for n brokers (built once per n)."""
     x = proofs.inputs(n)

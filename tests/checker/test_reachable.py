@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from kcm.checker import diagrams
-from kcm.checker.bfs import explore
+from kcm.checker.engine.bfs import explore
 from kcm.checker.reachable import kafka_reachable, project, reachable_diagram
+
 from kcm.cli import main
 from tests.checker.toys import DGraph
 
@@ -57,7 +58,6 @@ def test_the_tables_reachability_validation_agrees_with_networkx() -> None:
 
     import networkx as nx
     import pytest
-
     from kcm.model.states import PartitionState
     from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE, REPLICA_TABLE_PRE_2_3, TableError
 

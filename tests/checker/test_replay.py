@@ -9,18 +9,33 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from kcm.checker.bfs import explore
-from kcm.checker.itf import itf_document, parse_itf, write_itf
-from kcm.checker.replay import (
-    ReplayError, assert_reproduces, load_factory, replay, replay_itf, replay_labels, replay_script,
-    replay_trace, reproduces,
+from kcm.checker.engine.bfs import explore
+from kcm.checker.engine.contract import Model
+from kcm.checker.engine.errors import UsageError
+from kcm.checker.engine.itf import itf_document, parse_itf, write_itf
+from kcm.checker.engine.replay import (
+    ReplayError,
+    assert_reproduces,
+    load_factory,
+    replay,
+    replay_itf,
+    replay_labels,
+    replay_script,
+    replay_trace,
+    reproduces,
 )
-from kcm.checker.traces import write_counterexample
-from kcm.errors import UsageError
-from kcm.model.properties import Model
+from kcm.checker.engine.traces import write_counterexample
+
 from tests.checker.toys import (
-    BrokerStaleWrite, Climbers, ControllerBump, EpochModel, EpochState, GridCounter, IncX, Lamp, Philosophers,
+    BrokerStaleWrite,
+    Climbers,
+    ControllerBump,
+    EpochModel,
+    EpochState,
+    GridCounter,
+    IncX,
+    Lamp,
+    Philosophers,
     TwoPhaseCommit,
 )
 

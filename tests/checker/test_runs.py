@@ -1,4 +1,4 @@
-"""A model's disjoint runs explored in several processes (`kcm.checker.runs`) give the single
+"""A model's disjoint runs explored in several processes (`kcm.checker.engine.runs`) give the single
 explorer's result: the same counts, level by level, the same goals and witnesses, the same
 coverage, and the very counterexample the single explorer reports."""
 
@@ -11,12 +11,12 @@ import signal
 import time
 
 import pytest
+from kcm.checker.engine.bfs import explore
+from kcm.checker.engine.runs import explore_runs, runs_of
+from kcm.model.checking.kafka_model import KafkaModel
 
-from kcm.checker.bfs import explore
-from kcm.checker.runs import explore_runs, runs_of
 from kcm.config import load_preset
-from kcm.model.spec import KafkaModel
-from tests.checker.toys import Lanes, LanePoint, grid
+from tests.checker.toys import LanePoint, Lanes, grid
 
 
 def signature(r) -> dict:

@@ -21,9 +21,8 @@ import runpy
 
 import pytest
 from hypothesis import settings
-
-from kcm.checker.bfs import explore
-from kcm.checker.replay import replay_itf
+from kcm.checker.engine.bfs import explore
+from kcm.checker.engine.replay import replay_itf
 from kcm.checker.stateful import (
     CI_PROFILE,
     DEFAULT_EXAMPLES,
@@ -38,13 +37,14 @@ from kcm.checker.stateful import (
     replay_lockstep,
     write_failure,
 )
-from kcm.cli import main
-from kcm.config import load_preset
 from kcm.impl.model_alignment import ModelAlignment
 from kcm.impl.step_cluster import StepCluster
+from kcm.model.checking.kafka_model import KafkaModel
 from kcm.model.config import ModelConfig
-from kcm.model.spec import KafkaModel
 from kcm.model.variants import VARIANTS
+
+from kcm.cli import main
+from kcm.config import load_preset
 
 #: Two brokers, single-replica partitions: a controlled shutdown's /controller lookup re-arms the
 #: broker's watch in Kafka (`ModelAlignment.watches_armed_only_where_model_arms`), two steps in.

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from kcm.checker.engine.bfs import explore
+from kcm.checker.engine.traces import write_counterexample
 
-from kcm.checker.bfs import explore
-from kcm.checker.traces import write_counterexample
 from kcm.cli import main
 from tests.checker.test_traces import EPOCH_TEXT
 from tests.checker.toys import EpochModel, TwoPhaseCommit

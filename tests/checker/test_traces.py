@@ -5,12 +5,20 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from kcm.checker.bfs import explore
-from kcm.checker.itf import ItfList, ItfMap, Record, parse_itf
-from kcm.checker.traces import (
-    ABSENT, actors_of, diff_values, format_trace, format_value, render_text, sequence_diagram, to_itf_trace,
+from kcm.checker.engine.bfs import explore
+from kcm.checker.engine.itf import ItfList, ItfMap, Record, parse_itf
+from kcm.checker.engine.traces import (
+    ABSENT,
+    actors_of,
+    diff_values,
+    format_trace,
+    format_value,
+    render_text,
+    sequence_diagram,
+    to_itf_trace,
     write_counterexample,
 )
+
 from tests.checker.toys import EpochModel, Philosophers, TwoPhaseCommit
 
 EPOCH_TEXT = """\

@@ -21,7 +21,7 @@ import itertools
 from dataclasses import dataclass
 from enum import Enum
 
-from kcm.model.properties import Always, AlwaysStep, Model, Sometimes
+from kcm.checker.engine.contract import Always, AlwaysStep, Model, Sometimes
 
 FACTORY = "tests.checker.toys"
 
@@ -289,7 +289,7 @@ class LanePoint:
 class Lanes(Model):
     """Grid counters side by side that never meet: lane `l` counts x, y in 0..sizes[l] from its
     initial state (l, 0, 0), with Reset from its corner unless the lane is `stuck` (its corner is
-    then a deadlock), and `run_of` is the lane (`kcm.checker.runs`). `bugs`: (lane, x, y) points an
+    then a deadlock), and `run_of` is the lane (`kcm.checker.engine.runs`). `bugs`: (lane, x, y) points an
     `Always` named `not_<lane>_<x>_<y>` forbids; `goals`: points a `Sometimes` named
     `reach_<lane>_<x>_<y>` asks for. Lane l's grid has (sizes[l] + 1)^2 states."""
 
@@ -627,7 +627,7 @@ class AdminPoke:
 
 
 class Failover(Model):
-    """A livelock by hand (`kcm.checker.liveness`): a controller is elected, resumes a pending
+    """A livelock by hand (`kcm.checker.engine.liveness`): a controller is elected, resumes a pending
     operation that throws, resigns, and the next one does the same, forever.
 
         start --Elect--> elected --Resume--> resigned --Elect--> elected ...     (healing)

@@ -9,7 +9,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import jsonschema
-
 import pytest
 
 from kcm.cli import main
@@ -184,7 +183,7 @@ def test_diagram_tables_writes_dot_svg_and_png(tmp_path) -> None:
 def test_explore_writes_the_trace_of_a_known_2_6_violation_and_passes(tmp_path) -> None:
     """A listed Kafka 2.6 behaviour does not fail the run, and its shortest trace is written as
     `known_<Property>.*` beside the other outputs, replayable to the same violation."""
-    from kcm.checker.replay import replay_itf
+    from kcm.checker.engine.replay import replay_itf
 
     config = tmp_path / "shutdown.toml"
     config.write_text("brokers = 2\nreplication_factor = 2\nmax_broker_crashes = 0\nmax_session_expiries = 0\n"

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import jsonschema
+from kcm.checker.engine.itf import read_itf
+from kcm.checker.engine.replay import replay_itf
 
-from kcm.checker.itf import read_itf
-from kcm.checker.replay import replay_itf
 from kcm.cli import main
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "report-schema.json").read_text())
@@ -25,7 +25,7 @@ def test_tiny_passes_with_liveness(tmp_path, capsys) -> None:
     live = report["liveness"]
     assert live["checked"] and live["properties"] == {"EventuallyQuiescent": "holds", "EventuallySettled": "holds",
                                                       "QuiescenceAlwaysReachable": "holds"}
-    # explored modulo controller epochs (kcm.model.epoch_quotient): 316 of the plain graph's
+    # explored modulo controller epochs (kcm.model.checking.epoch_quotient): 316 of the plain graph's
     # 10,294 states (test_liveness_presets) differ from another only in their controller epochs;
     # the lifted epoch bound is never reached (nothing pruned)
     assert live["quotient"] == "controller epochs" and live["pruned_states"] == 0

@@ -3,7 +3,8 @@ writes replays; the options it does not combine with are refused."""
 
 from __future__ import annotations
 
-from kcm.checker.replay import replay_itf
+from kcm.checker.engine.replay import replay_itf
+
 from kcm.cli import main
 
 

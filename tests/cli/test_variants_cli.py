@@ -4,9 +4,9 @@ refused by lock-step fuzzing and found by `kcm explore` on their presets."""
 from __future__ import annotations
 
 import pytest
+from kcm.model.variants import VARIANTS
 
 from kcm.cli import main
-from kcm.model.variants import VARIANTS
 
 #: The oracle's variants: name -> (Kafka issue, first release with the fix, property it breaks).
 #: Keys and releases were read from Kafka's git history (docs/model.md, "V11-V13").

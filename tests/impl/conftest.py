@@ -29,7 +29,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from kcm.impl.zk.kazoo_backend import KazooZooKeeper, expire_session
 from kcm.impl.zk.memory import MemoryZooKeeperServer
 from kcm.impl.zk.protocol import EventType, WatchedEvent, ZooKeeper, ZooKeeperUnavailable

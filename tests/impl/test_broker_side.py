@@ -4,8 +4,8 @@ leader-epoch fencing (as model/broker.py `deliver`), and a leader's conditional 
 from __future__ import annotations
 
 import pytest
-
 from kcm.impl.abstraction import abstract
+from kcm.impl.controller_zk_client import ControllerZkClient
 from kcm.impl.kafka_config import KafkaConfig
 from kcm.impl.metadata_cache import MetadataCache
 from kcm.impl.replica_manager import ReplicaManager
@@ -19,7 +19,6 @@ from kcm.impl.requests import (
 )
 from kcm.impl.step_cluster import StepCluster
 from kcm.impl.timeline import Timeline
-from kcm.impl.controller_zk_client import ControllerZkClient
 from kcm.impl.zk.memory import MemoryZooKeeperServer
 from kcm.impl.zk_data import LeaderIsrAndControllerEpoch, TopicPartition
 from kcm.model.config import ModelConfig

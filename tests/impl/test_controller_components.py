@@ -6,7 +6,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-
 from kcm.impl import controller_events as ev
 from kcm.impl.channel_manager import ControllerChannelManager
 from kcm.impl.controller_context import ControllerContext, PartitionAndReplica

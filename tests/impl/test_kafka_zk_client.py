@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from kcm.impl.kafka_zk_client import ControllerMovedException, KafkaZkClient
 from kcm.impl.zk.handlers import StateChangeHandler, ZNodeChangeHandler, ZNodeChildChangeHandler
 from kcm.impl.zk.protocol import NodeExistsError, ZooKeeperError

@@ -7,7 +7,6 @@ import socket
 import threading
 
 import pytest
-
 from kcm.impl.zk.kazoo_backend import KazooZooKeeper
 from kcm.impl.zk.protocol import EventType, SessionExpiredError, SessionState, WatchedEvent, ZooKeeperUnavailable
 
@@ -41,7 +40,7 @@ def test_an_expired_client_stays_on_its_dead_session(real_backend):
 def test_a_connection_loss_keeps_the_session_and_wakes_dropped_watches(real_backend, make_recorder):
     # kazoo forgets its watches when a connection drops (the Java client would re-register them);
     # the adapter wakes each one instead, so a handler re-reads and re-arms rather than going deaf.
-    from kazoo.protocol.connection import _CONNECTION_DROP   # kazoo's own test hook
+    from kazoo.protocol.connection import _CONNECTION_DROP  # kazoo's own test hook
 
     zk, writer = real_backend.connect(), real_backend.connect()
     writer.create("/n")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-
 from kcm.impl.zk.memory import Delivery, MemoryZooKeeperServer, WatchKind
 from kcm.impl.zk.protocol import (
     BadVersionError,

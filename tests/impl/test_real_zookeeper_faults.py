@@ -25,6 +25,7 @@ import time
 from kcm.impl.threaded_cluster import ThreadedCluster
 from kcm.impl.zk.kazoo_backend import KazooZooKeeper
 from kcm.impl.zk_data import TopicPartition
+
 from tests.impl import threaded
 from tests.impl.threaded import FAST, ORDERS
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import random
 
-from kcm.config import load_preset
 from kcm.impl.abstraction import abstract
 from kcm.impl.scheduler import Deliver, DeliverWatch, FaultBudget, LoseAck, RunEvent, StartBroker
 from kcm.impl.step_cluster import StepCluster
 from kcm.impl.zk.memory import Delivery
 from kcm.impl.zk_data import TopicPartition
 from kcm.model.config import ModelConfig
+
+from kcm.config import load_preset
 
 THREE = ModelConfig.from_mapping(dict(brokers=3, topics=1, partitions=2, replication_factor=2))
 

@@ -14,7 +14,6 @@ records whether `sendRequestsToBrokers` ran (EasyMock's `expect(...sendRequestsT
 from __future__ import annotations
 
 import pytest
-
 from kcm.impl.controller_context import ControllerContext, PartitionAndReplica
 from kcm.impl.controller_zk_client import ControllerZkClient
 from kcm.impl.partition_state_machine import PartitionLeaderElectionStrategy, PartitionStateMachine

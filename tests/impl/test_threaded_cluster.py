@@ -8,13 +8,12 @@ interleaving matters it holds a controller between two events (`processing_lock`
 
 from __future__ import annotations
 
-
 import pytest
-
 from kcm.impl.kafka_zk_client import ControllerMovedException
 from kcm.impl.threaded_cluster import ThreadedCluster
 from kcm.impl.zk_data import TopicPartition
 from kcm.model.election import LeaderAndIsr
+
 from tests.impl import threaded
 from tests.impl.threaded import FAST, ORDERS
 

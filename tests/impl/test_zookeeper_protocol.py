@@ -6,7 +6,6 @@ the real server is the oracle."""
 from __future__ import annotations
 
 import pytest
-
 from kcm.impl.zk.protocol import (
     ANY_VERSION,
     BadVersionError,

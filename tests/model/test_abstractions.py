@@ -17,13 +17,13 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
-from kcm import config
-from kcm.checker.bfs import CheckOptions, explore
+from kcm.checker.engine.bfs import CheckOptions, explore
 from kcm.model.actions import NetworkDeliver
+from kcm.model.checking.kafka_model import KafkaModel
 from kcm.model.cluster import NO_REPLICA, RequestKind, put
 from kcm.model.election import EPOCH_DURING_DELETE, NO_EPOCH
-from kcm.model.spec import KafkaModel
+
+from kcm import config
 
 MUTATION_CONFIGS = Path(__file__).resolve().parents[2] / "bench" / "mutation"
 
@@ -67,7 +67,7 @@ class Probe(KafkaModel):
         return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def probe(source: str) -> Probe:
     """The probe after exploring a preset or a mutation config (`m-*`) whole; once per session."""
     cfg = (config.load_preset(source) if not source.startswith("m-")

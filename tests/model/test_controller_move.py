@@ -12,7 +12,6 @@ controller epoch higher; `ModelConfig.controller_epoch_bound` stops them.
 from __future__ import annotations
 
 import pytest
-
 from kcm.impl.abstraction import abstract
 from kcm.impl.model_alignment import ModelAlignment
 from kcm.impl.step_cluster import StepCluster

@@ -6,11 +6,11 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from kcm.checker.engine.bfs import explore
+from kcm.model.checking.kafka_model import KafkaModel
+from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE
 
 from kcm import config
-from kcm.checker.bfs import explore
-from kcm.model.spec import KafkaModel
-from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE
 
 pytestmark = pytest.mark.slow
 

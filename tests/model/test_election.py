@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-
 from kcm.model.election import (
     NO_LEADER,
     LeaderAndIsr,

@@ -1,4 +1,4 @@
-"""The controller-epoch quotient (`kcm.model.epoch_quotient`) and Kafka 2.6's controller-move loops
+"""The controller-epoch quotient (`kcm.model.checking.epoch_quotient`) and Kafka 2.6's controller-move loops
 found with it as lassos (docs/model.md, Findings 6)."""
 
 from __future__ import annotations
@@ -8,14 +8,13 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
-from kcm.checker.bfs import explore
-from kcm.checker.liveness import EVENTUALLY_QUIESCENT, EVENTUALLY_SETTLED, QUIESCENCE_REACHABLE, check_liveness
+from kcm.checker.engine.bfs import explore
+from kcm.checker.engine.liveness import EVENTUALLY_QUIESCENT, EVENTUALLY_SETTLED, QUIESCENCE_REACHABLE, check_liveness
 from kcm.model import actions as A
+from kcm.model.checking.epoch_quotient import EpochQuotientModel, controller_epochs, normalize_epochs, rename_epochs
+from kcm.model.checking.kafka_model import KafkaModel, config_fields
 from kcm.model.cluster import NO_ZNODE
 from kcm.model.config import ModelConfig
-from kcm.model.epoch_quotient import EpochQuotientModel, controller_epochs, normalize_epochs, rename_epochs
-from kcm.model.spec import KafkaModel, config_fields
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -68,9 +67,10 @@ def test_an_order_preserving_renaming_of_epochs_commutes_with_every_step(name) -
     """The bisimulation the quotient rests on: a state and its renaming enable the same actions in
     the same order, their successors are each other's renamings (up to the normal form), and they
     agree on quiescence, settling and every safety property."""
-    from kcm import config
+    from kcm.checker.engine.contract import Always
     from kcm.model.invariants import settled
-    from kcm.model.properties import Always
+
+    from kcm import config
 
     cfg = (_config(name) if name.startswith("controller") else config.load_preset(name))
     cfg = ModelConfig.from_mapping({**config_fields(cfg), "max_controller_epoch": 32})
@@ -186,7 +186,7 @@ def test_the_reassignment_loop_is_a_known_lasso() -> None:
     assert entry.zk.partitions[0] == NO_ZNODE and entry.zk.assignment[0] == (1, 0) and entry.zk.adding[0] == (1,)
     assert k.trace[-1][1].zk.controller_epoch == entry.zk.controller_epoch + 1
     # from the real initial state, through the same quotient model: a replayable lasso
-    from kcm.checker.liveness import reproduces_liveness
+    from kcm.checker.engine.liveness import reproduces_liveness
 
     full = prefix + list(k.trace[1:])
     states, actions = [s for _, s in full], [a for a, _ in full[1:]]
@@ -231,12 +231,12 @@ def test_the_synthetic_loop_breaks_all_three_modulo_controller_epochs() -> None:
 def test_the_committed_lassos_replay(name, loop, length) -> None:
     """docs/findings' lassos replay from the initial state through the quotient model and are fair
     cycles of EventuallySettled (`replay_itf` raises otherwise)."""
-    from kcm.checker.itf import read_itf
-    from kcm.checker.replay import replay_itf
+    from kcm.checker.engine.itf import read_itf
+    from kcm.checker.engine.replay import replay_itf
 
     path = ROOT / "docs" / "findings" / f"{name}.itf.json"
     trace = read_itf(path)
     assert (trace.loop, len(trace.states) - 1) == (loop, length)
-    assert trace.meta["model_factory"] == "kcm.model.epoch_quotient:quotient_model_for"
+    assert trace.meta["model_factory"] == "kcm.model.checking.epoch_quotient:quotient_model_for"
     _, states = replay_itf(path)
     assert states[-1] != states[loop] and normalize_epochs(states[-1]) == normalize_epochs(states[loop])

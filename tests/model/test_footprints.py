@@ -1,4 +1,4 @@
-"""The Kafka model's footprints (model/footprints.py) checked on every reachable state, and partial-
+"""The Kafka model's footprints (model/checking/footprints.py) checked on every reachable state, and partial-
 order reduction on the presets: the same verdict and violated property with it on and off.
 
 The footprints are what makes the reduction sound, and they are written by hand from the code, so
@@ -23,12 +23,12 @@ from __future__ import annotations
 import functools
 
 import pytest
+from kcm.checker.engine.bfs import explore
+from kcm.checker.engine.por import Reducer, dependent
+from kcm.model.checking.footprints import components, enablers, group_of, groups
+from kcm.model.checking.kafka_model import KafkaModel
 
-from kcm.checker.bfs import explore
-from kcm.checker.por import Reducer, dependent
 from kcm.config import load_preset
-from kcm.model.footprints import components, enablers, group_of, groups
-from kcm.model.spec import KafkaModel
 
 
 @functools.lru_cache(maxsize=2)
@@ -131,7 +131,7 @@ def test_por_keeps_verdict_and_violated_property(preset):
 
 
 # Generated counts are one below the benchmarks' of session 7: with symmetry on, both presets start
-# from one initial state per orbit (model/reduced_runs.py), one fewer than they listed.
+# from one initial state per orbit (model/checking/reduced_runs.py), one fewer than they listed.
 @pytest.mark.parametrize("preset, properties, full, reduced", [
     ("tiny", None, (10_294, 30_669), (10_294, 30_669)),
     ("tiny", ["deadlock"], (10_294, 30_669), (10_128, 29_668)),

@@ -5,8 +5,7 @@ bugs are safety bugs), and the synthetic L1 loop is caught with a pinned lasso."
 from __future__ import annotations
 
 import pytest
-
-from kcm.checker.liveness import EVENTUALLY_QUIESCENT, QUIESCENCE_REACHABLE
+from kcm.checker.engine.liveness import EVENTUALLY_QUIESCENT, QUIESCENCE_REACHABLE
 from kcm.model import actions as A
 from kcm.model.invariants import quiescent
 from kcm.model.spec import heals
@@ -60,14 +59,15 @@ def test_the_synthetic_loop_is_caught_with_a_pinned_lasso(liveness_of) -> None:
     assert live.unsettleable_states == live.nodes == 11_277
     assert QUIESCENCE_REACHABLE in {x.name for x in live.violations}
     # Lassos kept are capped; every fair component is still judged.
-    from kcm.checker.liveness import check_liveness
+    from kcm.checker.engine.liveness import check_liveness
     capped = check_liveness(model, result.extra["graph"], max_lassos=1)
     assert len(capped.livelocks) == 1 and capped.violations[0].loop == 9
 
 
 def test_the_healing_actions_are_the_ones_settle_takes() -> None:
-    from kcm import config
     from kcm.model.spec import init_states, settle_path
+
+    from kcm import config
 
     cfg = config.load_preset("tiny")
     start = init_states(cfg)[0]
@@ -82,9 +82,9 @@ def test_the_healing_actions_are_the_ones_settle_takes() -> None:
 def test_a_known_loop_keeps_the_gate_green_and_is_still_listed(liveness_of) -> None:
     """How a Kafka 2.6 loop is listed (model/known_loops.py): here L1's loop, recognised by its
     cycle, as if it were a 2.6 behaviour; both properties then pass and the lasso is kept."""
-    from kcm.checker.liveness import check_liveness
+    from kcm.checker.engine.liveness import check_liveness
+    from kcm.model.checking.kafka_model import KafkaModel
     from kcm.model.known_loops import KnownLoop
-    from kcm.model.spec import KafkaModel
 
     model, result, _ = liveness_of("l1")
     respin = KnownLoop("ReplicaLeaderElectionRespins", "F-test", EVENTUALLY_QUIESCENT,

@@ -7,13 +7,22 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from kcm import config
-from kcm.checker.bfs import explore
+from kcm.checker.engine.bfs import explore
 from kcm.model.actions import ControllerProcessEvent
+from kcm.model.checking.kafka_model import KafkaModel
 from kcm.model.cluster import (
-    NO_REPLICA, NO_ZNODE, NONE, Cluster, Election, Event, EventKind, Request, RequestKind, Shutdown,
-    StopReplicaPartition, put,
+    NO_REPLICA,
+    NO_ZNODE,
+    NONE,
+    Cluster,
+    Election,
+    Event,
+    EventKind,
+    Request,
+    RequestKind,
+    Shutdown,
+    StopReplicaPartition,
+    put,
 )
 from kcm.model.config import ModelConfig
 from kcm.model.invariants import (
@@ -23,18 +32,20 @@ from kcm.model.invariants import (
     controlled_shutdown_leaves_broker_clean,
     controlled_shutdown_retried_only_with_partitions_left,
     created_partitions_have_state,
-    preferred_election_znode_consumed_with_leadership,
-    failed_broker_replicas_offline,
     deleted_topic_leaves_no_replica,
+    failed_broker_replicas_offline,
     new_partition_from_live_replicas,
     offline_election_for_offline_leader,
     preferred_election_moves_leader,
+    preferred_election_znode_consumed_with_leadership,
     reassignment_sets_disjoint,
     replica_states_match_liveness,
 )
-from kcm.model.spec import KafkaModel, init_states, settle
+from kcm.model.spec import init_states, settle
 from kcm.model.state_machines import Strategy
 from kcm.model.states import ReplicaState
+
+from kcm import config
 
 SMALL = ModelConfig.from_mapping({"brokers": 2, "replication_factor": 2, "max_broker_crashes": 1,
                                   "max_session_expiries": 0})

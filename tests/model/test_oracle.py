@@ -4,8 +4,8 @@ clean model; `settled` judges with dead brokers left dead."""
 from __future__ import annotations
 
 import pytest
-
-from kcm.checker.bfs import explore
+from kcm.checker.engine.bfs import explore
+from kcm.model.checking.kafka_model import KafkaModel
 from kcm.model.cluster import NONE, Cluster, Event, EventKind, put
 from kcm.model.config import ModelConfig
 from kcm.model.invariants import (
@@ -15,7 +15,7 @@ from kcm.model.invariants import (
     quiescent,
     settled,
 )
-from kcm.model.spec import KafkaModel, init_states, settle
+from kcm.model.spec import init_states, settle
 
 SMALL = ModelConfig.from_mapping({"brokers": 2, "replication_factor": 2, "max_broker_crashes": 1,
                                   "max_session_expiries": 0})
@@ -201,8 +201,9 @@ def test_a_known_violation_does_not_stop_exploration_or_hide_others() -> None:
 def test_the_json_report_lists_known_violations() -> None:
     import json
     from pathlib import Path
+
     import jsonschema
-    from kcm.checker.report import build
+    from kcm.checker.engine.report import build
     result = explore(KafkaModel(ModelConfig.from_mapping(SHUTDOWN)))
     doc = build(result, [], preset="test")
     schema = json.loads((Path(__file__).parents[2] / "docs" / "report-schema.json").read_text())
@@ -216,7 +217,7 @@ def test_the_json_report_lists_known_violations() -> None:
                                          ("preferred-election-znode-stays", "PreferredElectionZnodeConsumed"),
                                          ("lost-create-reply", "CacheMatchesZk")])
 def test_every_known_violation_has_a_committed_trace_that_replays(stem, prop) -> None:
-    from kcm.checker.replay import replay_itf
+    from kcm.checker.engine.replay import replay_itf
     from kcm.model.findings import KNOWN_2_6_VIOLATIONS
     assert any(k.property == prop and k.trace.endswith(f"{stem}.itf.json") for k in KNOWN_2_6_VIOLATIONS)
     replay_itf(FINDINGS / f"{stem}.itf.json")  # raises unless it reaches the same violation

@@ -9,16 +9,17 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
-from kcm import config
-from kcm.checker.bfs import explore
-from kcm.checker.replay import replay_itf
-from kcm.checker.traces import write_counterexample
-from kcm.exploration import MODEL_FACTORY
+from kcm.checker.engine.bfs import explore
+from kcm.checker.engine.replay import replay_itf
+from kcm.checker.engine.traces import write_counterexample
 from kcm.model import actions as A
+from kcm.model.checking.kafka_model import KafkaModel, config_fields
 from kcm.model.config import ConfigError, ModelConfig
 from kcm.model.invariants import quiescent
-from kcm.model.spec import KafkaModel, config_fields, enabled_actions, init_states, settle_path, step
+from kcm.model.spec import enabled_actions, init_states, settle_path, step
+
+from kcm import config
+from kcm.exploration import MODEL_FACTORY
 
 ITF_SCHEMA = json.loads((Path(__file__).parents[1] / "checker" / "itf.schema.json").read_text())
 TINY = config.load_preset("tiny")

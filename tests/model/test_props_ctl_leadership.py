@@ -7,14 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from kcm import config
-from kcm.checker.bfs import explore
+from kcm.checker.engine.bfs import explore
 from kcm.model.actions import BrokerRequestControlledShutdown, ControllerProcessEvent, ZkSessionExpire
+from kcm.model.checking.kafka_model import KafkaModel
 from kcm.model.cluster import Event, EventKind, put
 from kcm.model.config import ModelConfig
 from kcm.model.props_ctl_leadership import auto_rebalance_elects_preferred, controlled_shutdown_moves_leadership
-from kcm.model.spec import KafkaModel, init_states, settle, step
+from kcm.model.spec import init_states, settle, step
+
+from kcm import config
 
 SMALL = ModelConfig.from_mapping({"brokers": 2, "replication_factor": 2, "max_broker_crashes": 1,
                                   "max_session_expiries": 0})

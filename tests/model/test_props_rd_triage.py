@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from kcm import config
-from kcm.checker.bfs import explore
+from kcm.checker.engine.bfs import explore
 from kcm.model.actions import ControllerProcessEvent, NetworkDeliver
+from kcm.model.checking.kafka_model import KafkaModel
 from kcm.model.cluster import Cluster, Request, RequestKind, StopReplicaPartition, put
 from kcm.model.config import ModelConfig
 from kcm.model.props_rd_deletion import deletion_queues_empty_when_quiescent
@@ -17,7 +16,9 @@ from kcm.model.props_rd_reassignment import (
     reassignment_completion_removes_request,
     reassignment_deletes_removed_replicas,
 )
-from kcm.model.spec import KafkaModel, init_states, settle
+from kcm.model.spec import init_states, settle
+
+from kcm import config
 
 SMALL = ModelConfig.from_mapping({"brokers": 2, "replication_factor": 1, "max_broker_crashes": 1,
                                   "max_session_expiries": 0})

@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from kcm import config
-from kcm.checker.bfs import explore
+from kcm.checker.engine.bfs import explore
+from kcm.model.checking.kafka_model import KafkaModel
 from kcm.model.cluster import Election
 from kcm.model.props_sm_deletion import no_election_for_deleting_topic
-from kcm.model.spec import KafkaModel
 from kcm.model.state_machines import Strategy
+
+from kcm import config
 
 SUITE = Path(__file__).parents[2] / "bench" / "mutation"
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from kcm import config
-from kcm.checker.bfs import explore
+from kcm.checker.engine.bfs import explore
+from kcm.model.checking.kafka_model import KafkaModel
 from kcm.model.cluster import Cluster, Event, EventKind, put
 from kcm.model.config import ModelConfig
 from kcm.model.props_sm_leader_isr import leader_isr_matches_zk
-from kcm.model.spec import KafkaModel, init_states, settle
+from kcm.model.spec import init_states, settle
+
+from kcm import config
 
 SMALL = ModelConfig.from_mapping({"brokers": 2, "replication_factor": 2, "max_broker_crashes": 1,
                                   "max_session_expiries": 0})

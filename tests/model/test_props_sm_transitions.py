@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from kcm import config
-from kcm.checker.bfs import explore
+from kcm.checker.engine.bfs import explore
 from kcm.model.cluster import Edge
 from kcm.model.props_sm_transitions import replica_changes_by_valid_transitions
 from kcm.model.states import ReplicaState as R
 from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE
+
+from kcm import config
 
 SUITE = Path(__file__).parents[2] / "bench" / "mutation"
 NEX, NEW, ON, OFF = R.NonExistentReplica, R.NewReplica, R.OnlineReplica, R.OfflineReplica
@@ -50,7 +50,7 @@ def test_a_chain_inside_one_event_is_judged_by_its_final_state() -> None:
 def test_it_fails_on_a_controller_that_carries_out_invalid_transitions(monkeypatch) -> None:
     """The hand-made violation: the state machines observe (log) an invalid request as 2.6 does,
     then carry it out anyway. On m-overlap 2.6 asks for OnlineReplica -> NewReplica."""
-    from kcm.model.spec import KafkaModel
+    from kcm.model.checking.kafka_model import KafkaModel
     from kcm.model.state_machines import StateMachinesMixin
 
     checked = StateMachinesMixin._invalid
@@ -68,7 +68,7 @@ def test_it_fails_on_a_controller_that_carries_out_invalid_transitions(monkeypat
 @pytest.mark.parametrize("name", ["m-reassign", "m-delete", "m-delete-crash", "m-overlap", "m-move", "m-reassign2",
                                   "m-shutdown", "tiny"])
 def test_holds_on_the_mutation_suite(name) -> None:
-    from kcm.model.spec import KafkaModel
+    from kcm.model.checking.kafka_model import KafkaModel
     cfg = config.load_preset("tiny") if name == "tiny" else config.load_config_file(SUITE / f"{name}.toml")
     result = explore(KafkaModel(cfg), properties=["ReplicaTransitionsValid"], goals_required=False)
     assert result.verdict == "pass" and not result.violations, result.summary_lines()

@@ -1,4 +1,4 @@
-"""Symmetry run by run (model/reduced_runs.py): which runs are reduced, that every orbit is still
+"""Symmetry run by run (model/checking/reduced_runs.py): which runs are reduced, that every orbit is still
 explored, and what each choice costs in states."""
 
 from __future__ import annotations
@@ -6,13 +6,14 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from kcm.checker.engine.bfs import explore
+from kcm.model.checking.kafka_model import KafkaModel
+from kcm.model.checking.reduced_runs import fixed_by_a_renaming, may_untie
+from kcm.model.checking.symmetry import representative
+from kcm.model.config import ModelConfig
+from kcm.model.spec import init_states, settle
 
 from kcm import config
-from kcm.checker.bfs import explore
-from kcm.model.config import ModelConfig
-from kcm.model.reduced_runs import fixed_by_a_renaming, may_untie
-from kcm.model.spec import KafkaModel, init_states, settle
-from kcm.model.symmetry import representative
 
 # Three brokers, RF 2: a topic deleted and created again (its placements are then one orbit).
 RECREATE = ModelConfig(brokers=3, topics=1, partitions=1, replication_factor=2, max_broker_crashes=0,

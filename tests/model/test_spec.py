@@ -6,14 +6,15 @@ import dataclasses
 import random
 
 import pytest
-
-from kcm import config
-from kcm.checker.bfs import explore
+from kcm.checker.engine.bfs import explore
 from kcm.model import actions as A
+from kcm.model.checking.kafka_model import KafkaModel
+from kcm.model.checking.symmetry import permute, representative
 from kcm.model.cluster import NO_ZNODE
 from kcm.model.config import ModelConfig
-from kcm.model.spec import KafkaModel, enabled_actions, init_states, step
-from kcm.model.symmetry import permute, representative
+from kcm.model.spec import enabled_actions, init_states, step
+
+from kcm import config
 from tests.model.walks import reachable, rename_action
 
 TINY = config.load_preset("tiny")
@@ -26,7 +27,7 @@ def tiny_results():
 
 def test_tiny_state_space_is_pinned(tiny_results) -> None:
     # With symmetry on, tiny's one run starts from one of its two initial states (one orbit) and
-    # needs no reduction (model/reduced_runs.py): one state fewer generated than reducing.
+    # needs no reduction (model/checking/reduced_runs.py): one state fewer generated than reducing.
     pinned = {True: (10_294, 30_669, 30), False: (20_588, 61_338, 30)}
     for sym, r in tiny_results.items():
         assert r.verdict == "pass", (sym, r.summary_lines())
@@ -44,7 +45,7 @@ def test_symmetry_halves_tiny_and_keeps_the_verdict(tiny_results) -> None:
     brokers; the renaming that swaps the brokers maps one run onto the other, and broker epochs
     (per-broker incarnations) no longer tell renamed brokers apart, so symmetry keeps exactly one
     of each pair: 2.00x (it was 1.00x while czxids were global and the placement fixed). It does so
-    by starting from one of the two initial states (model/reduced_runs.py)."""
+    by starting from one of the two initial states (model/checking/reduced_runs.py)."""
     on, off = tiny_results[True], tiny_results[False]
     assert 2 * on.stats.distinct == off.stats.distinct == 20_588
     assert on.verdict == off.verdict == "pass"
@@ -54,7 +55,7 @@ def test_symmetry_halves_tiny_and_keeps_the_verdict(tiny_results) -> None:
 def test_representative_merges_a_state_with_its_renamings() -> None:
     """What symmetry reduction does when both members of an orbit are reached: a reachable state
     and its renaming (a different state) share one representative, so the explorer keeps one.
-    (tiny with a topic deletion, so that its run is reduced: model/reduced_runs.py.)"""
+    (tiny with a topic deletion, so that its run is reduced: model/checking/reduced_runs.py.)"""
     cfg = dataclasses.replace(config.load_preset("tiny"), max_topic_deletions=1)
     model = KafkaModel(cfg)
     assert model.has_symmetry and model.reduced_runs == {0}

@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from kcm.checker.engine.bfs import explore
+from kcm.checker.engine.contract import AlwaysStep
+from kcm.model.checking.kafka_model import KafkaModel
 
 from kcm import config
-from kcm.checker.bfs import explore
-from kcm.model.properties import AlwaysStep
-from kcm.model.spec import KafkaModel
 
 #: preset -> depth bound (None: the whole space).
 PRESETS = {"tiny": None, "zkfaults": None, "v1": None, "v3": None, "v7": 8, "v9": None, "v11": 14, "v13": 12}

@@ -9,14 +9,15 @@ import itertools
 import random
 
 import pytest
-
-from kcm import config
-from kcm.checker.bfs import explore
+from kcm.checker.engine.bfs import explore
 from kcm.model import actions as A
+from kcm.model.checking.kafka_model import KafkaModel
+from kcm.model.checking.symmetry import permute, representative
 from kcm.model.config import ModelConfig
 from kcm.model.placement import assign_replicas, placements
-from kcm.model.spec import KafkaModel, default_assignment, enabled_actions, init_states, step, topic_placements
-from kcm.model.symmetry import permute, representative
+from kcm.model.spec import default_assignment, enabled_actions, init_states, step, topic_placements
+
+from kcm import config
 from tests.model.walks import reachable, rename_action
 
 # One topic (RF 1) that can be deleted and created again, on three brokers.

@@ -6,7 +6,6 @@ import itertools
 from types import MappingProxyType
 
 import pytest
-
 from kcm.model.states import PartitionState as P
 from kcm.model.states import ReplicaState as R
 from kcm.model.tables import (

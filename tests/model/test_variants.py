@@ -9,16 +9,16 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from kcm.checker.engine.bfs import explore
+from kcm.checker.engine.replay import replay_itf
+from kcm.checker.engine.traces import write_counterexample
+from kcm.model.checking.kafka_model import KafkaModel, config_fields
+from kcm.model.config import ModelConfig
+from kcm.model.variants import VARIANTS
 
 from kcm import config
-from kcm.checker.bfs import explore
-from kcm.checker.replay import replay_itf
-from kcm.checker.traces import write_counterexample
 from kcm.cli import main
 from kcm.exploration import MODEL_FACTORY
-from kcm.model.config import ModelConfig
-from kcm.model.spec import KafkaModel, config_fields
-from kcm.model.variants import VARIANTS
 
 ITF_SCHEMA = json.loads((Path(__file__).parents[1] / "checker" / "itf.schema.json").read_text())
 
@@ -86,7 +86,12 @@ def _v12_walk(variant: str):
     is in progress; broker 1 takes over and completes it; broker 1's session expires and broker 0
     fails over again. Returns (broker 0's context while it is deposed, the final state)."""
     from kcm.model.actions import (
-        AdminMoveController, AdminReassign, ControllerProcessEvent, LeaderExpandIsr, NetworkDeliver, ZkSessionExpire,
+        AdminMoveController,
+        AdminReassign,
+        ControllerProcessEvent,
+        LeaderExpandIsr,
+        NetworkDeliver,
+        ZkSessionExpire,
     )
     from kcm.model.spec import enabled_actions, init_states, step
 

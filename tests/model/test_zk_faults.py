@@ -37,13 +37,14 @@ def test_a_zombie_controller_still_sends_the_stop_replica_of_a_controlled_shutdo
 
 import dataclasses  # noqa: E402
 
-from kcm import config as presets  # noqa: E402
-from kcm.checker.bfs import explore  # noqa: E402
+from kcm.checker.engine.bfs import explore  # noqa: E402
 from kcm.model.actions import BrokerCrash, ZkConnectionLoss, ZkLoseReply  # noqa: E402
-from kcm.model.spec import enabled_actions  # noqa: E402
+from kcm.model.checking.kafka_model import KafkaModel  # noqa: E402
 from kcm.model.invariants import cache_matches_zk  # noqa: E402
-from kcm.model.spec import KafkaModel  # noqa: E402
+from kcm.model.spec import enabled_actions  # noqa: E402
 from kcm.model.spec import init_states as inits  # noqa: E402
+
+from kcm import config as presets  # noqa: E402
 
 
 def test_finding_7_a_lost_reply_to_the_state_create_breaks_five_properties_in_six_or_seven_steps():
@@ -95,7 +96,6 @@ def test_the_zkfaults_overlapping_runs_take_both_faults():
 
 def test_the_fault_budgets_are_validated():
     import pytest
-
     from kcm.model.config import ConfigError
 
     for name in ("max_lost_acks", "max_connection_losses"):

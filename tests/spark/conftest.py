@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from kcm.spark_explore.session import spark_session
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kcm.model.properties import Model
+from kcm.checker.engine.contract import Model
 
 
 @dataclass(frozen=True, slots=True)

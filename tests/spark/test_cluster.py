@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pyspark
 import pytest
-
-from kcm.checker.bfs import explore
-from kcm.config import load_preset
+from kcm.checker.engine.bfs import explore
 from kcm.spark_explore.bfs import explore_spark
 from kcm.spark_explore.session import spark_session
 from kcm.spark_explore.spec import ModelSpec
+
+from kcm.config import load_preset
 from tests.spark.conftest import REPO_ROOT, signature
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent

@@ -1,4 +1,4 @@
-"""The Kafka model's state codec (`kcm.model.codec`, `KafkaModel.encode_state`): every reachable
+"""The Kafka model's state codec (`kcm.model.checking.codec`, `KafkaModel.encode_state`): every reachable
 state of the `tiny` preset comes back equal, with the same type at every node and the same
 sentinel identities; and the Spark explorer picks it (the generic pickle codec for other models)."""
 
@@ -8,13 +8,13 @@ import marshal
 from enum import Enum
 
 import pytest
-
-from kcm.config import load_preset
-from kcm.model import codec
+from kcm.model.checking import codec
+from kcm.model.checking.kafka_model import KafkaModel
 from kcm.model.cluster import NO_REPLICA, NO_ZNODE, PartitionZnode, Replica
-from kcm.model.spec import KafkaModel
 from kcm.spark_explore.codec import ModelCodec, StateCodec, has_own_codec, state_codec
 from kcm.spark_explore.spec import ModelSpec
+
+from kcm.config import load_preset
 
 SENTINELS = (NO_ZNODE, NO_REPLICA)
 

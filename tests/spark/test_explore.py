@@ -7,16 +7,16 @@ from __future__ import annotations
 import gc
 
 import pytest
-from pyspark.rdd import Partitioner
-
-from kcm.checker.bfs import CheckOptions, explore
-from kcm.checker.result import DEADLOCK
-from kcm.config import load_preset
-from kcm.errors import UsageError
+from kcm.checker.engine.bfs import CheckOptions, explore
+from kcm.checker.engine.errors import UsageError
+from kcm.checker.engine.result import DEADLOCK
 from kcm.spark_explore import checkpoint as snapshots
 from kcm.spark_explore.bfs import SparkOptions, _SparkExplorer, explore_spark
 from kcm.spark_explore.level import LOCALITY_PARTITIONS, is_visited, owner_of
 from kcm.spark_explore.spec import ModelSpec
+from pyspark.rdd import Partitioner
+
+from kcm.config import load_preset
 from tests.conftest import DEFAULT_DEPTH
 from tests.spark.conftest import signature
 

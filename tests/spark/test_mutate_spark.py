@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from kcm import config
 from kcm.checker import mutate as M
 from kcm.spark_explore.mutate import run_spark
+
+from kcm import config
 
 
 def _pick(mutants, operator, *snippets):

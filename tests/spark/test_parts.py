@@ -7,16 +7,29 @@ import pickle
 import random
 
 import pytest
-
-from kcm.config import load_preset
 from kcm.model.cluster import NO_ZNODE, PartitionZnode
 from kcm.spark_explore.codec import StateCodec
 from kcm.spark_explore.fpset import FingerprintSet
 from kcm.spark_explore.level import (
-    EXPAND, LOCALITY_PARTITIONS, MERGE, LevelTask, codec_for, expand_partition, fingerprint_of_key,
-    is_candidate, is_frontier, is_visited, keep_first, key_function, merge_partition, owner_of, uses_locality,
+    EXPAND,
+    LOCALITY_PARTITIONS,
+    MERGE,
+    LevelTask,
+    codec_for,
+    expand_partition,
+    fingerprint_of_key,
+    is_candidate,
+    is_frontier,
+    is_visited,
+    keep_first,
+    key_function,
+    merge_partition,
+    owner_of,
+    uses_locality,
 )
 from kcm.spark_explore.spec import ModelSpec
+
+from kcm.config import load_preset
 
 
 def fingerprints(n: int, seed: int = 1) -> list[bytes]:
@@ -184,8 +197,8 @@ def test_on_many_partitions_a_state_is_keyed_and_owned_by_its_fingerprint():
 
 
 def test_the_epoch_quotients_locality_is_of_the_normal_form(monkeypatch):
-    from kcm.model.epoch_quotient import EpochQuotientModel, normalize_epochs
-    from kcm.model.spec import KafkaModel
+    from kcm.model.checking.epoch_quotient import EpochQuotientModel, normalize_epochs
+    from kcm.model.checking.kafka_model import KafkaModel
 
     model = EpochQuotientModel(load_preset("tiny"))
     key_of = key_function(model, False, 2)

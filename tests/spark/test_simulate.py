@@ -4,12 +4,12 @@ and reproduces, coverage summed over executors, and results independent of the p
 from __future__ import annotations
 
 import pytest
-
-from kcm.checker.replay import replay_trace, reproduces
-from kcm.checker.traces import write_counterexample
-from kcm.config import load_preset
+from kcm.checker.engine.replay import replay_trace, reproduces
+from kcm.checker.engine.traces import write_counterexample
 from kcm.spark_explore.simulate import SimulationSummary, SimulationTask, simulate_spark, walk
 from kcm.spark_explore.spec import ModelSpec
+
+from kcm.config import load_preset
 
 GRID_BUG = ModelSpec.of("tests.checker.toys:grid", 4, bugs=((3, 2),), reset=False, terminal=True)
 
@@ -81,7 +81,7 @@ def test_goals_and_deadlocks_in_walks(spark):
 
 
 def test_unknown_property_is_refused(spark):
-    from kcm.errors import UsageError
+    from kcm.checker.engine.errors import UsageError
 
     with pytest.raises(UsageError, match="unknown property"):
         simulate_spark(spark, GRID_BUG, 2, 2, 0, properties=["nope"])

@@ -14,13 +14,11 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from kcm.impl.abstraction import abstract, describe_difference
 from kcm.impl.model_alignment import ModelAlignment
 from kcm.impl.step_cluster import StepCluster
 from kcm.model import actions as a
 from kcm.model.spec import enabled_actions, init_states, step
-
 
 # ---- the lock-step driver ------------------------------------------------------------------------
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import random
 
 import pytest
-
-from kcm.config import load_preset
 from kcm.model import actions as a
 from kcm.model.config import ModelConfig
 from kcm.model.variants import Flags, flags_for
+
+from kcm.config import load_preset
 
 SCRIPTED = ModelConfig.from_mapping(dict(
     brokers=3, topics=1, partitions=1, replication_factor=2, max_broker_crashes=1, max_session_expiries=2,

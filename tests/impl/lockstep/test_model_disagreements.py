@@ -21,7 +21,6 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from kcm.impl.abstraction import abstract, describe_difference
 from kcm.impl.model_alignment import ModelAlignment
 from kcm.impl.step_cluster import StepCluster

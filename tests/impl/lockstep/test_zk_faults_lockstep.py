@@ -9,11 +9,11 @@ from __future__ import annotations
 import random
 
 import pytest
-
-from kcm.config import load_preset
 from kcm.model import actions as a
 from kcm.model.config import ModelConfig
 from kcm.model.spec import enabled_actions, settle_path, step
+
+from kcm.config import load_preset
 
 TWO = ModelConfig.from_mapping(dict(brokers=2, topics=1, partitions=1, replication_factor=2,
                                     max_broker_crashes=1, max_session_expiries=0, max_lost_acks=1,
@@ -102,7 +102,8 @@ def test_zk_lose_reply_is_not_taken_for_an_event_that_writes_no_partition_state(
     """After an operator deletes /controller, each broker's Reelect elects and fails over without
     writing any partition state (every partition already has its leader): the lost reply has
     nothing to hit, so the step is not taken (it would duplicate ControllerProcessEvent)."""
-    from kcm.model.spec import init_states, settle as settled
+    from kcm.model.spec import init_states
+    from kcm.model.spec import settle as settled
     cfg = ModelConfig.from_mapping(dict(brokers=2, topics=1, partitions=1, replication_factor=2,
                                         max_broker_crashes=0, max_session_expiries=0, max_lost_acks=1,
                                         max_controller_moves=1))

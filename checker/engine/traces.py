@@ -1,6 +1,6 @@
 """Counterexamples for people: readable text, a graphviz sequence diagram, and all four outputs at once.
 
-Everything here renders a decoded ITF trace (`kcm.checker.itf.ItfTrace`), so a trace looks the
+Everything here renders a decoded ITF trace (`kcm.checker.engine.itf.ItfTrace`), so a trace looks the
 same whether it comes straight from the explorer (`format_trace(model, trace)` encodes it first)
 or from a file written earlier (`kcm trace show FILE.itf.json`, which needs no model).
 
@@ -33,8 +33,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kcm.checker.itf import (
-    ItfList, ItfMap, ItfTrace, Record, Unserializable, itf_document, parse_itf, write_itf,
+from kcm.checker.engine.itf import (
+    ItfList,
+    ItfMap,
+    ItfTrace,
+    Record,
+    Unserializable,
+    itf_document,
+    parse_itf,
+    write_itf,
 )
 
 # ---- values -------------------------------------------------------------------------------------
@@ -172,7 +179,7 @@ def render_text(trace: ItfTrace) -> str:
         lines += ["", "No action is enabled in this state, and it is not a legal end state."]
     if trace.loop is not None:
         repeat = f"step {last} repeats" if last == trace.loop + 1 else f"steps {trace.loop + 1}-{last} repeat"
-        # A model explored modulo controller epochs (kcm.model.epoch_quotient) closes a cycle on a
+        # A model explored modulo controller epochs (kcm.model.checking.epoch_quotient) closes a cycle on a
         # state equal to the loop's up to a renaming of those epochs.
         equal = ("equals it up to a renaming of controller epochs"
                  if "modulo controller epochs" in str(trace.meta.get("model") or "") else "equals it")
@@ -349,7 +356,7 @@ def write_counterexample(
     """Write a trace as `<stem>.itf.json`, `<stem>.txt`, `<stem>.dot` and, when `model_factory`
     is given in `meta`, a runnable `replay_<stem>.py`; returns {"itf", "text", "dot", "replay"}
     -> path. `meta` as for `itf_document` (config=, model_factory=, model_args=, source=)."""
-    from kcm.checker.replay import replay_script  # replay imports this module
+    from kcm.checker.engine.replay import replay_script  # replay imports this module
 
     out_dir = Path(out_dir)
     stem = _stem(stem or invariant)

@@ -37,7 +37,7 @@ the action's type when the model keeps the default `action_name` (no call per ed
 edges are only asked for when the model overrides `edges_taken`.
 
 Graph. With `keep_graph` the explorer also records the whole graph it explores in compact arrays
-(`kcm.checker.graph.ExploredGraph`, returned as `result.extra["graph"]`), for the liveness checker:
+(`kcm.checker.engine.graph.ExploredGraph`, returned as `result.extra["graph"]`), for the liveness checker:
 one node per distinct state in discovery order, one edge per generated edge, each labelled with
 its action's id and whether it heals (`Model.is_healing`), and each node whether it is quiescent
 (`Model.is_quiescent`). Node ids need one state per node, so it refuses symmetry reduction, as TLC
@@ -45,7 +45,7 @@ warns against symmetry with liveness: a cycle of the quotient graph need not be 
 real one, and weak fairness is per action instance, which a renaming of ids does not keep.
 
 Partial-order reduction (`por`, off by default): each state expands an ample set of its enabled
-actions (`kcm.checker.por`); parent pointers keep the index in the full `successors` list, so
+actions (`kcm.checker.engine.por`); parent pointers keep the index in the full `successors` list, so
 traces replay as before, but they are no longer guaranteed shortest.
 
 Interruption (KeyboardInterrupt) and `max_depth` end the run with the verdict "incomplete" and
@@ -53,7 +53,7 @@ everything computed so far.
 
 Runs. `initial` explores from some of the initial states only, `depth_bound` stops the search
 below a violation found elsewhere, and `should_stop` interrupts it from outside: what
-`kcm.checker.runs` uses to explore a model's disjoint runs (`Model.run_of`) in several processes
+`kcm.checker.engine.runs` uses to explore a model's disjoint runs (`Model.run_of`) in several processes
 and merge them into this explorer's result.
 """
 
@@ -64,15 +64,22 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kcm.checker.collector import paused_collector
-from kcm.checker.coverage import CoverageCounters, build_coverage
-from kcm.checker.graph import NO_PARENT, ExploredGraph
-from kcm.checker.result import (
-    DEADLOCK, INCOMPLETE, PASS, VIOLATION, CheckResult, Goal, Trace, Violation,
+from kcm.checker.engine.collector import paused_collector
+from kcm.checker.engine.contract import Always, AlwaysStep, Model, Sometimes
+from kcm.checker.engine.coverage import CoverageCounters, build_coverage
+from kcm.checker.engine.errors import UsageError
+from kcm.checker.engine.graph import NO_PARENT, ExploredGraph
+from kcm.checker.engine.result import (
+    DEADLOCK,
+    INCOMPLETE,
+    PASS,
+    VIOLATION,
+    CheckResult,
+    Goal,
+    Trace,
+    Violation,
 )
-from kcm.checker.stats import Outdegree, Progress, ProgressClock, Stats
-from kcm.errors import UsageError
-from kcm.model.properties import Always, AlwaysStep, Model, Sometimes
+from kcm.checker.engine.stats import Outdegree, Progress, ProgressClock, Stats
 
 
 @dataclass(frozen=True)
@@ -99,19 +106,19 @@ class CheckOptions:
     progress_interval: float = 5.0
     #: Record the explored graph (`result.extra["graph"]`) for the liveness checker; needs symmetry off.
     keep_graph: bool = False
-    #: Partial-order reduction (`kcm.checker.por`): expand ample sets only. Traces may be longer
+    #: Partial-order reduction (`kcm.checker.engine.por`): expand ample sets only. Traces may be longer
     #: than the shortest; needs `Model.por_info()`; not with `keep_graph`.
     por: bool = False
     #: Explore from these initial states only (indices into `model.init_states()`, which parent
-    #: pointers and traces keep): one run of the model's (`Model.run_of`; `kcm.checker.runs`).
+    #: pointers and traces keep): one run of the model's (`Model.run_of`; `kcm.checker.engine.runs`).
     initial: Collection[int] | None = None
     #: Asked before each level: the length of a violation another run has found, or None. The
     #: search stops with the reason "bounded" before expanding a level deeper than it (nothing
     #: found there could be shorter); it still expands the level at that depth, whose deadlocks
-    #: would tie (`kcm.checker.runs`).
+    #: would tie (`kcm.checker.engine.runs`).
     depth_bound: Callable[[], int | None] | None = None
     #: Asked before each level and every 64 states: True ends the run as an interruption
-    #: (KeyboardInterrupt) does, for a caller that cannot raise one in it (`kcm.checker.runs`).
+    #: (KeyboardInterrupt) does, for a caller that cannot raise one in it (`kcm.checker.engine.runs`).
     should_stop: Callable[[], bool] | None = None
 
 
@@ -202,14 +209,14 @@ class _Explorer:
                 raise UsageError("partial-order reduction keeps no liveness graph (its cycles are not the model's)")
             if model.por_info() is None:
                 raise UsageError(f"model '{model.name}' declares no independence for partial-order reduction")
-            from kcm.checker.por import Reducer
+            from kcm.checker.engine.por import Reducer
             self.por = Reducer(model, props)
 
     # ---- the search ---------------------------------------------------------------------------
 
     def run(self) -> CheckResult:
         try:
-            with paused_collector():  # the search makes no reference cycles (checker/collector.py)
+            with paused_collector():  # the search makes no reference cycles (checker/engine/collector.py)
                 self._search()
         except _Stop:
             self.stopped = True

@@ -27,9 +27,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kcm.checker.itf import ItfTrace, decode_value, encode_value, read_itf
-from kcm.errors import UsageError
-from kcm.model.properties import Always, AlwaysStep, Model, Sometimes
+from kcm.checker.engine.contract import Always, AlwaysStep, Model, Sometimes
+from kcm.checker.engine.errors import UsageError
+from kcm.checker.engine.itf import ItfTrace, decode_value, encode_value, read_itf
 
 
 class ReplayError(AssertionError):
@@ -109,7 +109,7 @@ def reproduces(model: Model, name: str, kind: str, states: Sequence[Any], action
     if kind == "deadlock":
         return not model.enabled_actions(last) and not model.is_terminal(last)
     if kind == "liveness":
-        from kcm.checker.liveness import reproduces_liveness  # liveness imports result, not replay
+        from kcm.checker.engine.liveness import reproduces_liveness  # liveness imports result, not replay
 
         # A known loop's trace is named "known <Name>": judged by the property that loop breaks.
         known = {f"known {k.name}": k.property for k in model.known_loops()}
@@ -182,7 +182,7 @@ def replay_itf(source: str | Path | ItfTrace, model: Model | None = None) -> tup
     def check_state(i: int, state: Any) -> None:
         plain = _plain_fields(model, state)
         if plain != trace.states[i]:
-            from kcm.checker.traces import diff_values  # traces imports this module
+            from kcm.checker.engine.traces import diff_values  # traces imports this module
 
             diffs = [d for name in trace.vars for d in diff_values(trace.states[i].get(name), plain.get(name), name)]
             where = f" ({diffs[0][0]})" if diffs else ""
@@ -206,7 +206,7 @@ def replay_script(trace: ItfTrace, itf_name: str | None = None) -> str:
     name, kind = trace.invariant, trace.kind or "safety"
     actions = "".join(f"    {label!r},\n" for label in trace.actions[1:])
     source = f" from {itf_name}" if itf_name else ""
-    check = (f"    assert_reproduces(model, INVARIANT, KIND, states, actions)\n" if name is not None else "")
+    check = ("    assert_reproduces(model, INVARIANT, KIND, states, actions)\n" if name is not None else "")
     return f'''#!/usr/bin/env python3
 """Replays a kcm trace{source}: {kind} '{name}' after {len(trace.states) - 1} steps.
 
@@ -215,7 +215,7 @@ its label among the enabled actions, from initial state number INITIAL_INDEX), a
 the last step {"meets" if kind == "sometimes" else "violates"} '{name}'. Run it with python, or collect it with pytest.
 """
 
-from kcm.checker.replay import assert_reproduces, load_factory, replay_labels
+from kcm.checker.engine.replay import assert_reproduces, load_factory, replay_labels
 
 MODEL_FACTORY = {meta["model_factory"]!r}
 MODEL_ARGS = {dict(meta.get("model_args") or {})!r}

@@ -61,7 +61,7 @@ class AlwaysStep(Generic[State, Action]):
 
     `judges` names the action kinds (types) whose steps it can fail on, when `holds` returns True
     at once for every other kind (most read what a controller event did); None means any kind. A
-    checker may then skip the call on the other edges (`kcm.checker.bfs`); `holds` keeps its own
+    checker may then skip the call on the other edges (`kcm.checker.engine.bfs`); `holds` keeps its own
     early return, for the checkers that call it on every edge."""
 
     name: str
@@ -93,7 +93,7 @@ class Sometimes(Generic[State, Action]):
 Property = Always | AlwaysStep | Sometimes
 
 
-# ---- what partial-order reduction needs (`Model.por_info`, `kcm.checker.por`) -----------------
+# ---- what partial-order reduction needs (`Model.por_info`, `kcm.checker.engine.por`) -----------------
 
 
 @dataclass(frozen=True)
@@ -280,7 +280,7 @@ class Model(Generic[State, Action]):
     def run_of(self, state: State) -> int:
         """Which of the model's disjoint runs `state` belongs to: a value no step changes, so that
         the states reached from initial states of different runs never meet and each run can be
-        explored apart, on its own core (`kcm.checker.runs`). Called on initial states; must be
+        explored apart, on its own core (`kcm.checker.engine.runs`). Called on initial states; must be
         the same for a state and its representative. One run (0) by default."""
         return 0
 
@@ -292,12 +292,12 @@ class Model(Generic[State, Action]):
         """Whether taking `action` in `state` is a healing step: one the system takes on its own,
         without a budget (event processing, deliveries, restarts), as opposed to a fault or an
         operator's request. The liveness checker assumes weak fairness of the healing actions and
-        looks for cycles of them only (`kcm.checker.liveness`). Every action by default."""
+        looks for cycles of them only (`kcm.checker.engine.liveness`). Every action by default."""
         return True
 
     def is_quiescent(self, state: State) -> bool:
         """Whether `state` is settled: the goal every fair run of healing actions must reach
-        (`kcm.checker.liveness`). `is_terminal` by default."""
+        (`kcm.checker.engine.liveness`). `is_terminal` by default."""
         return self.is_terminal(state)
 
     def is_settled(self, state: State) -> bool:
@@ -350,7 +350,7 @@ class Model(Generic[State, Action]):
         return {"state": state}
 
     def por_info(self) -> Any:
-        """What partial-order reduction needs (`kcm.checker.por.Independence`): the action groups
+        """What partial-order reduction needs (`kcm.checker.engine.por.Independence`): the action groups
         with their read and write footprints, the group of an action, and what each property reads.
         None by default: the model cannot be reduced."""
         return None

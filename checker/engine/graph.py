@@ -1,6 +1,6 @@
 """The explored state graph, kept in compact arrays, and the graph algorithms liveness needs on it.
 
-The sequential explorer (`kcm.checker.bfs`, option `keep_graph`) records every state it finds and
+The sequential explorer (`kcm.checker.engine.bfs`, option `keep_graph`) records every state it finds and
 every edge it generates. Node ids are the discovery order, which is breadth-first: a smaller id is
 never deeper, so the smallest id of a set of states is one of its shallowest. Because the explorer
 expands states in that same order and lists a state's edges in `Model.successors` order, the edges

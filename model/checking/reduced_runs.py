@@ -1,6 +1,6 @@
 """Which runs symmetry reduces, and which start from one initial state per orbit instead.
 
-Two ways of using the broker renamings (model/symmetry.py) keep every property's verdict:
+Two ways of using the broker renamings (model/checking/symmetry.py) keep every property's verdict:
 
 - **reduction**: key every state by its orbit's representative, so that renamings of one another
   are explored once;
@@ -11,7 +11,7 @@ Two ways of using the broker renamings (model/symmetry.py) keep every property's
 
 The first merges more, the second costs nothing per state. Which merges more depends on where
 renamings of one reachable state are reachable again, and that is a question of what tells the
-brokers apart: their roles in the assignment (model/symmetry.py, `_roles`), then their histories.
+brokers apart: their roles in the assignment (model/checking/symmetry.py, `_roles`), then their histories.
 
 - Two brokers alike from the start (no topic yet, a replication factor that leaves two brokers
   out, a state that some renaming maps to itself) make the states reached come in renamings of
@@ -40,9 +40,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+from kcm.model.checking.symmetry import permute, representative
 from kcm.model.cluster import Cluster
 from kcm.model.config import ModelConfig
-from kcm.model.symmetry import permute, representative
 
 
 def fixed_by_a_renaming(state: Cluster) -> bool:

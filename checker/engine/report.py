@@ -23,8 +23,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kcm.checker.engine.result import CheckResult
+
 from kcm import KAFKA_VERSION, __version__
-from kcm.checker.result import CheckResult
 
 SCHEMA_VERSION = 1
 
@@ -92,7 +93,7 @@ def build(result: CheckResult | None, proofs: Sequence[Any], *, preset: str, var
 
 
 def liveness_section(live: Any, trace_files: Mapping[str, str]) -> dict[str, Any]:
-    """The report's `liveness` object (a `kcm.checker.liveness.LivenessResult`): whether it was
+    """The report's `liveness` object (a `kcm.checker.engine.liveness.LivenessResult`): whether it was
     checked, each property's outcome, the known loops listed, and the kept graph's size and cost."""
     violated = {v.name for v in live.violations}
     checked = live.verdict != "not checked"

@@ -60,11 +60,11 @@ from itertools import zip_longest
 from operator import itemgetter
 from typing import Any
 
-from kcm.checker.bfs import CheckOptions, explore, verdict_of
-from kcm.checker.coverage import build_coverage
-from kcm.checker.result import DEADLOCK, INCOMPLETE, CheckResult, Goal, Violation
-from kcm.checker.stats import Outdegree, ProgressClock, Stats
-from kcm.model.properties import Model
+from kcm.checker.engine.bfs import CheckOptions, explore, verdict_of
+from kcm.checker.engine.contract import Model
+from kcm.checker.engine.coverage import build_coverage
+from kcm.checker.engine.result import DEADLOCK, INCOMPLETE, CheckResult, Goal, Violation
+from kcm.checker.engine.stats import Outdegree, ProgressClock, Stats
 
 #: How long the parent waits on its queue before looking at its workers again (seconds).
 _POLL = 0.2
@@ -93,7 +93,7 @@ def usable_cores() -> int:
 
 def explore_runs(model: Model, options: CheckOptions | None = None, *, jobs: int | None = None,
                  **overrides: Any) -> CheckResult:
-    """Explore `model` as `kcm.checker.bfs.explore` does, its disjoint runs in up to `jobs`
+    """Explore `model` as `kcm.checker.engine.bfs.explore` does, its disjoint runs in up to `jobs`
     processes (default: one per usable core). One process, the single explorer itself, when the
     model has one run, with `jobs=1`, to keep the graph (liveness), or inside a daemonic process."""
     opts = options or CheckOptions()
@@ -219,7 +219,7 @@ def _interrupts_recorded(record: list[int]):
 def _work(model: Model, opts: CheckOptions, runs, next_run, bound, stop, out, parent: int) -> None:
     """A worker: explore runs, taken one at a time from `next_run`, until none is left or it is
     told to stop: by the parent's `stop`, by a signal of its own, or by its parent's death."""
-    # The collector stays off for good: the search makes no reference cycles (checker/collector.py),
+    # The collector stays off for good: the search makes no reference cycles (checker/engine/collector.py),
     # and the worker ends with its process. Turned back on after a run, its first pass would walk
     # every record the model's caches keep (1.5-2 s after `default`'s largest run).
     gc.disable()

@@ -35,7 +35,7 @@ ITF record, which the sequence diagram reads its actors from).
 Reading (`read_itf`) decodes values back to plain, hashable Python: ints, bools, strings, tuples
 (`#tup`), `ItfList` (JSON arrays), frozensets (`#set`), `ItfMap` (`#map`), `Record` (records and
 variants), None (`#unserializable` "None") and `Unserializable`. Every problem with a file (missing,
-not JSON, not ITF, a bad value) raises `kcm.errors.UsageError` with one line naming the file and the
+not JSON, not ITF, a bad value) raises `kcm.checker.engine.errors.UsageError` with one line naming the file and the
 problem. Plain JSON integers (ITF before 2023-09-14) are accepted; other numbers are not.
 """
 
@@ -49,7 +49,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from kcm.errors import UsageError
+from kcm.checker.engine.errors import UsageError
 
 ADR_URL = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 _BIGINT = re.compile(r"-?[0-9]+\Z")

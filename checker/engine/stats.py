@@ -42,7 +42,7 @@ class Outdegree:
     maximum: int = 0
     p95: int = 0
     #: `{outdegree: number of states}` it summarises, so that runs explored apart add up
-    #: exactly (`kcm.checker.runs`); not part of equality.
+    #: exactly (`kcm.checker.engine.runs`); not part of equality.
     histogram: Mapping[int, int] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod

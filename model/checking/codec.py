@@ -92,7 +92,7 @@ _KNOWN_FIELDS = {
 for _record, _fields in _KNOWN_FIELDS.items():
     _actual = _record._fields[:len(_fields)] if _record is Cluster else _record._fields
     if _actual != _fields:
-        raise ImportError(f"kcm.model.codec does not know the fields of {_record.__name__} "
+        raise ImportError(f"kcm.model.checking.codec does not know the fields of {_record.__name__} "
                           f"{_record._fields}; update it (it knows {_fields})")
 
 # Enum members by value, as tuples: `_SHUTDOWN[1]` is `Shutdown.AWAITING` (faster than `Shutdown(1)`).

@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kcm.checker.coverage import Coverage
-from kcm.checker.stats import Stats
+from kcm.checker.engine.coverage import Coverage
+from kcm.checker.engine.stats import Stats
 
 Step = tuple[Any, Any]
 Trace = tuple[Step, ...]
@@ -36,7 +36,7 @@ PASS, VIOLATION, INCOMPLETE = "pass", "violation", "incomplete"
 @dataclass(frozen=True)
 class Violation:
     """One failed property. `kind` is the property's kind ("safety", "quiescence",
-    "transition"), "deadlock", "liveness" (`kcm.checker.liveness`), or "sometimes" for a goal a
+    "transition"), "deadlock", "liveness" (`kcm.checker.engine.liveness`), or "sometimes" for a goal a
     complete run never met (no trace). A livelock's trace is a lasso: `loop` is the index of the
     state where its cycle starts, and the last state equals that one (the last step closes the
     cycle); None for every other trace."""
@@ -79,7 +79,7 @@ class CheckResult:
     #: Names of the properties checked (after the `properties` filter), "deadlock" included if on.
     checked: tuple[str, ...] = ()
     #: Why an incomplete run stopped: "max_depth" or "interrupted" ("bounded": one run of several
-    #: cut below another run's violation, `kcm.checker.runs`); "" otherwise.
+    #: cut below another run's violation, `kcm.checker.engine.runs`); "" otherwise.
     reason: str = ""
     #: The engine's name, for reports.
     engine: str = "bfs"

@@ -58,12 +58,14 @@ import dataclasses
 from collections.abc import Callable
 
 from kcm.model.actions import BrokerStart
+
+#: The largest `max_controller_epoch` a config accepts: the bound the quotient model runs with.
+from kcm.model.checking.kafka_model import KafkaModel
 from kcm.model.cluster import NO_ZNODE, Broker, Cluster, PartitionZnode
 from kcm.model.config import ModelConfig
 from kcm.model.invariants import settled
-from kcm.model.spec import KafkaModel, enabled_actions, heals
+from kcm.model.spec import enabled_actions, heals
 
-#: The largest `max_controller_epoch` a config accepts: the bound the quotient model runs with.
 LIFTED_EPOCH_BOUND = 32
 
 

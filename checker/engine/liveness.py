@@ -4,7 +4,7 @@ The bounded checks (`quiescence` invariants, deadlocks) judge the states where h
 stopped. A run that heals forever without ever stopping is judged by nothing there; with the
 config's budgets the state space is finite, so such a run ends in a cycle of the explored graph and
 can be found exactly, as TLC checks temporal properties on its behaviour graph. The explorer keeps
-the graph (`CheckOptions.keep_graph`, `kcm.checker.graph`); this module checks two properties on it.
+the graph (`CheckOptions.keep_graph`, `kcm.checker.engine.graph`); this module checks two properties on it.
 
 **EventuallyQuiescent** (TLA+: `Fairness => <>Quiescent`): every run that, from some point on,
 takes healing actions only (`Model.is_healing`; faults and operator requests have budgets, so every
@@ -49,7 +49,7 @@ event queue's capacity, an epoch bound; a TLC state constraint) has a future the
 show. Such a state is never blamed: a fair component containing one is undecided, not reported,
 and a state that cannot settle except through one is undecided, not a QuiescenceAlwaysReachable
 failure. The summary counts them. (A model explored modulo a quotient, such as the Kafka model
-modulo controller epochs, `kcm.model.epoch_quotient`, identifies states by `Model.fingerprint`; the
+modulo controller epochs, `kcm.model.checking.epoch_quotient`, identifies states by `Model.fingerprint`; the
 lasso's last state then equals its loop state up to the quotient.)
 
 **Lassos.** Each fair livelock is reported as a lasso: the shortest prefix (the BFS tree path) to
@@ -62,7 +62,7 @@ the text marks "back to state N" as TLC does, and ITF records as `loop`. A lasso
 `known_loops` entry matches is listed as known (with its Finding), not as a violation.
 
 Size: the algorithms run on networkx while the subgraph is small and on the compact arrays beyond
-(`kcm.checker.graph.choose_backend`); both give the same components.
+(`kcm.checker.engine.graph.choose_backend`); both give the same components.
 """
 
 from __future__ import annotations
@@ -71,11 +71,18 @@ import itertools
 import time
 from dataclasses import dataclass
 
-from kcm.checker.graph import (
-    ExploredGraph, choose_backend, nontrivial, nx_reaching, nx_scc, reaching, shortest_path, tarjan_scc,
+from kcm.checker.engine.contract import Model
+from kcm.checker.engine.graph import (
+    ExploredGraph,
+    choose_backend,
+    nontrivial,
+    nx_reaching,
+    nx_scc,
+    reaching,
+    shortest_path,
+    tarjan_scc,
 )
-from kcm.checker.result import Trace, Violation
-from kcm.model.properties import Model
+from kcm.checker.engine.result import Trace, Violation
 
 EVENTUALLY_QUIESCENT = "EventuallyQuiescent"
 EVENTUALLY_SETTLED = "EventuallySettled"
@@ -340,7 +347,7 @@ def _replay(model: Model, graph: ExploredGraph, steps: list[tuple[int, int]]) ->
 def reproduces_liveness(model: Model, states: list, actions: list, limit: int = 1_000_000,
                         prop: str = EVENTUALLY_QUIESCENT) -> bool:
     """Whether a replayed trace shows its liveness violation, judged on the trace alone (for
-    `kcm.checker.replay`). A lasso (its last state appears earlier; the first such index is the
+    `kcm.checker.engine.replay`). A lasso (its last state appears earlier; the first such index is the
     loop) must be a fair cycle of healing steps through non-quiescent states. Any other trace must
     end in a state from which no run of healing steps reaches a quiescent state (searched forward,
     up to `limit` states)."""

@@ -1,4 +1,4 @@
-"""The actions' footprints, for partial-order reduction (`kcm.checker.por`): which named parts of
+"""The actions' footprints, for partial-order reduction (`kcm.checker.engine.por`): which named parts of
 the `Cluster` each group of actions may read and write, in any state.
 
 Components: `("zk",)` (all of ZooKeeper), per broker `b` its life `("life", b)` (`up`,
@@ -56,12 +56,27 @@ enabling a group writes one of its enabling components (tests/model/test_footpri
 
 from __future__ import annotations
 
-from kcm.model.properties import Footprint, Independence, PropertyReads
+from kcm.checker.engine.contract import Footprint, Independence, PropertyReads
 from kcm.model.actions import (
-    AdminCreateTopic, AdminDeleteTopic, AdminMoveController, AdminPreferredElection, AdminReassign,
-    AdminReassignPartitions, BrokerCrash, BrokerNoticeExpiry, BrokerRequestControlledShutdown,
-    BrokerShutdown, BrokerStart, ControllerProcessEvent, LeaderExpandIsr, LeaderShrinkIsr,
-    NetworkDeliver, SchedulerAutoRebalance, ZkConnectionLoss, ZkLoseReply, ZkSessionExpire,
+    AdminCreateTopic,
+    AdminDeleteTopic,
+    AdminMoveController,
+    AdminPreferredElection,
+    AdminReassign,
+    AdminReassignPartitions,
+    BrokerCrash,
+    BrokerNoticeExpiry,
+    BrokerRequestControlledShutdown,
+    BrokerShutdown,
+    BrokerStart,
+    ControllerProcessEvent,
+    LeaderExpandIsr,
+    LeaderShrinkIsr,
+    NetworkDeliver,
+    SchedulerAutoRebalance,
+    ZkConnectionLoss,
+    ZkLoseReply,
+    ZkSessionExpire,
 )
 from kcm.model.cluster import Budget, Cluster, EventKind, RequestKind, Shutdown
 from kcm.model.config import ModelConfig

@@ -64,7 +64,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kcm.model.properties import Footprint, Independence, Model, PropertyReads
+from kcm.checker.engine.contract import Footprint, Independence, Model, PropertyReads
 
 __all__ = ["Footprint", "Independence", "PropertyReads", "Reducer", "dependent"]
 
