@@ -10,16 +10,28 @@ PYTEST_ARGS ?=
 # until then the edited module runs from its .py file.
 COMPILED := build/compiled/manifest.json
 
-.PHONY: run test bench docs diagrams sysdeps sysdeps-run clean
+.PHONY: run test lint bench docs diagrams sysdeps sysdeps-run clean
 
 run: $(VENV)/.installed $(COMPILED) sysdeps-run
 	$(BIN)/kcm check --preset $(PRESET) --diagrams docs/diagrams
 
 # The suite runs compiled; the mutation tests, which trace the model's source lines, run in a
-# second pass from source (marked `pure_only` by tests/conftest.py).
-test: $(VENV)/.installed-dev $(COMPILED) sysdeps
+# second pass from source (marked `pure_only` by tests/conftest.py). The lint gate runs first.
+test: lint $(COMPILED) sysdeps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 	KCM_PURE=1 $(BIN)/python -m pytest $(PYTEST_ARGS) -m pure_only
+
+# The style and type gate (pyproject.toml: [tool.ruff], [tool.mypy]): ruff over the repository,
+# then mypy on the import package `kcm`. Its folders (model/, impl/, checker/, spark_explore/ and
+# kcm/ itself) are joined into one package by setuptools' package-dir, which mypy cannot follow
+# through the editable install's import hook: TYPECHECK links them into one folder, made afresh.
+TYPECHECK := build/typecheck/kcm
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)
+	for f in kcm/*; do [ "$${f##*/}" = __pycache__ ] || ln -s ../../../$$f $(TYPECHECK)/; done
+	for d in model impl checker spark_explore; do ln -s ../../../$$d $(TYPECHECK)/$$d; done
+	$(BIN)/mypy
 
 bench: $(VENV)/.installed-dev $(COMPILED) sysdeps-run
 	$(BIN)/python bench/run_all.py

@@ -8,10 +8,11 @@ perturbations overlapping before the cluster settles (m-overlap); and, from the 
 full run's survivors, what needs two operations in one run: two reassignments, the second on the
 watch the first re-armed (m-reassign2), a topic deleted then created again (m-recreate), a
 deletion while a replica's broker is down (m-delete-crash), a reassignment refused for a topic
-being deleted (m-delete-reassign). Each is one to fifteen thousand states, so that a mutant
-that survives (and must be explored on all of them) costs seconds, not minutes. A mutant is explored on each config in turn, cheapest first, until
-one kills it, and only on the configs where its lines run at all; a config where its successors
-equal the clean model's on every clean state where its lines run is decided without a search.
+being deleted (m-delete-reassign). Each is one to fifteen thousand states, so that a mutant that
+survives (and must be explored on all of them) costs seconds, not minutes. A mutant is explored on
+each config in turn, cheapest first, until one kills it, and only on the configs where its lines run
+at all; a config where its successors equal the clean model's on every clean state where its lines
+run is decided without a search.
 A mutant the safety search does not kill is judged by liveness (`kcm mutate --liveness`) on the
 configs where its states differ from the clean model's.
 
@@ -19,7 +20,7 @@ Prints the wall time, the CPU time (the driver's, plus every mutant's as its pro
 on Spark the tasks run in worker processes), the score and the tables, then the same as Markdown
 rows that paste into docs/benchmarks.md; writes the report to --out (default kcm-out/mutation).
 The triage of the survivors is written by hand, one TOML file per mutated source file, in
-`bench/mutation/triage/` (checker/mutation_triage.py), and joined to the report.
+`bench/mutation/triage/` (checker/mutation/triage.py), and joined to the report.
 
     .venv/bin/python bench/mutate.py                       # Spark local[2], every mutant
     .venv/bin/python bench/mutate.py --engine local --sample 100
@@ -47,23 +48,26 @@ def main() -> int:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--sample", type=int, default=None)
     ap.add_argument("--seed", type=int, default=0)
-    # A mutant stuck inside one step (a loop the mutation made endless) is cut by --timeout: in
-    # the full run of session 5 two of them took 305 s each, a quarter of the task time, for the
-    # same outcome 90 s give (timed out). No mutant killed, crashed or survived took 31 s,
-    # so 90 s leaves a margin of three for a loaded machine.
+    # A mutant stuck inside one step (a loop the mutation made endless) is cut by --timeout: it
+    # times out however long it is given. The default stays well above the longest mutant a full
+    # run killed, crashed or kept, a margin for a loaded machine (docs/benchmarks.md, "Mutation
+    # testing after the full triage").
     ap.add_argument("--timeout", type=float, default=90.0, help="seconds per mutant")
-    # A mutant whose state space outgrows the clean one many times over (the largest clean config
-    # has 14,187 states) is cut deterministically at this bound instead of after --timeout seconds:
-    # in the sample of 150 the two timeouts took a fifth of the run's task time.
-    # Session 5's full run: no mutant was killed or crashed past 70,457 states over all its
-    # configs, and the six cut at 200,000 took 100-140 s each, for the same outcome.
+    # A mutant whose state space outgrows the clean one many times over is cut deterministically
+    # at this bound instead of after --timeout seconds, for the same outcome sooner. The bound
+    # stays above the states any mutant of a full run was killed or crashed within
+    # (docs/benchmarks.md, "Mutation testing after the full triage").
     ap.add_argument("--max-states", type=int, default=100_000, help="distinct states per config and mutant")
     ap.add_argument("--out", default="kcm-out/mutation")
     # The survivors of the safety search are judged by liveness too: a controller that re-puts an
     # event forever never reaches a state any other property judges (docs/checking.md).
     ap.add_argument("--no-liveness", dest="liveness", action="store_false",
-                    help="judge survivors by safety only (the runs of sessions 5 and 6)")
+                    help="judge survivors by safety only (as the runs before liveness judging)")
     args = ap.parse_args()
+    if os.environ.get("KCM_PURE") != "1":
+        # Mutation testing traces the model's source lines, which compiled modules do not report
+        # (kcm/compiled.py): start again from source, as the `kcm mutate` command does.
+        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "KCM_PURE": "1"})
     from kcm.cli import main as kcm
 
     argv = ["mutate"]

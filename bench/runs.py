@@ -74,7 +74,8 @@ def main() -> None:
                 r = pair[jobs] = in_fresh_process(preset, jobs)
                 ratio = f"{pair[1]['seconds'] / r['seconds']:.2f}x" if jobs != 1 else ""
                 print(f"| {preset} | {jobs} | {r['verdict']} | {r['distinct']:,} | {r['generated']:,} | {r['depth']} "
-                      f"| {r['seconds']:.1f} | {r['cpu']:.1f} | {r['generated'] / r['cpu']:,.0f} | {ratio} |", flush=True)
+                      f"| {r['seconds']:.1f} | {r['cpu']:.1f} | {r['generated'] / r['cpu']:,.0f} | {ratio} |",
+                      flush=True)
             one, many = pair[1], pair[args.jobs]
             assert (one["verdict"], one["distinct"], one["generated"], one["depth"]) == \
                    (many["verdict"], many["distinct"], many["generated"], many["depth"]), (one, many)

@@ -24,6 +24,7 @@ Prints a markdown table with the date and the machine; docs/benchmarks.md is wri
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing
 import os
 import platform
@@ -77,19 +78,15 @@ def fingerprint_owned_kafka(cfg, symmetry: bool = True):
 
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
-    try:
+    with contextlib.suppress(OSError):
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
                 break
-    except OSError:
-        pass
     memory = ""
-    try:
+    with contextlib.suppress(OSError, ValueError, IndexError):
         kib = int(Path("/proc/meminfo").read_text().split()[1])
         memory = f", {kib / 2**20:.0f} GiB"
-    except (OSError, ValueError, IndexError):
-        pass
     java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()
     import pyspark
 
@@ -113,10 +110,8 @@ def cpu_by_process() -> dict[str, float]:
     procs: dict[int, tuple[int, str, float]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
-            try:
+            with contextlib.suppress(OSError, ValueError):  # gone since the listing
                 procs[int(entry.name)] = _proc_stat(int(entry.name))
-            except (OSError, ValueError):
-                pass  # gone since the listing
     me = os.getpid()
     totals = {"driver": procs.get(me, (0, "", 0.0))[2], "jvm": 0.0, "workers": 0.0}
     children: dict[int, list[int]] = {}
@@ -213,8 +208,8 @@ def main(argv: list[str] | None = None) -> None:
     fixed: list[str] = []
     results: dict[tuple[str, str], object] = {}
     # Each engine in a fresh state, as a user runs it: the sequential explorer in its own spawned
-    # process (a driver that has just run it holds its heap and caches, and the Spark run after it
-    # measured 7-25% slower on `deep`), and a new Spark session per repetition (reused workers
+    # process (a driver that has just run it holds its heap and caches, which slow the Spark run
+    # after it), and a new Spark session per repetition (reused workers
     # would start with the previous run's caches warm). Repetitions alternate the engines, so a
     # drift in the machine's speed shows in both.
     for _ in range(args.repeat):

@@ -14,7 +14,11 @@ a CI artifact viewer, or printed. It holds
   highlighted), then the state at each step with only what changed, and a legend.
 
 `kcm trace show --html FILE.itf.json` renders one trace the same way (`trace_page`). The page
-template and its CSS are package data (`kcm/templates/`).
+template and its CSS are package data (`checker/templates/`).
+
+The page is Kafka's, not the engine's: its diagrams are of brokers and ZooKeeper
+(`kcm.checker.sequence`) and of the controller's state tables, so it lives beside the other Kafka
+tools in `kcm.checker` and reads only the engine's generic results and traces.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from string import Template
 from typing import Any
 
 import graphviz
-from kcm.checker.engine.traces import _format_change, diff_values, title
+from kcm.checker.engine.traces import diff_values, format_change, title
 from kcm.checker.sequence import LEGEND, TEXT_LEGEND, ZOOKEEPER, Event, lifelines, step_events
 
 #: Colours of the sequence diagram, by event kind (the CSS legend uses the same).
@@ -42,7 +46,7 @@ _esc = html.escape
 
 
 def _template(name: str) -> str:
-    return (resources.files("kcm") / "templates" / name).read_text(encoding="utf-8")
+    return (resources.files("kcm.checker") / "templates" / name).read_text(encoding="utf-8")
 
 
 def page(title_text: str, subtitle: str, body: str) -> str:
@@ -136,7 +140,7 @@ def changes_table(trace) -> str:
     for i in range(1, len(trace.states)):
         changes: list[str] = []
         for name in trace.vars:
-            changes += [_format_change(*c).strip() for c in diff_values(trace.states[i - 1][name],
+            changes += [format_change(*c).strip() for c in diff_values(trace.states[i - 1][name],
                                                                         trace.states[i][name], name)]
         cls = ' class="violating"' if i == bad else ""
         mark = f" ← violates {_esc(trace.invariant)}" if i == bad else ""

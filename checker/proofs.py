@@ -224,7 +224,7 @@ def _is_first_eligible(coll: MaskedList, eligible: Callable[[Any], Any], x: Any)
 def _elects_first_eligible(leader: Option, coll: MaskedList, eligible: Callable[[Any], Any]) -> Any:
     """A leader is returned iff an eligible member exists, and it is the first one in `coll`'s order."""
     return and_(_iff(leader.is_some, _eligible_exists(coll, eligible)),
-                none_or(leader, lambda l: _is_first_eligible(coll, eligible, l)))
+                none_or(leader, lambda ld: _is_first_eligible(coll, eligible, ld)))
 
 
 def _as_bool(x: Any) -> Any:
@@ -290,7 +290,7 @@ def _(x: Inputs, r: Rules) -> Built:
 def _(x: Inputs, r: Rules) -> Built:
     leader = _offline(x, r)
     no_live_isr = not_(_eligible_exists(x.assignment, _in_both(x.live, x.isr)))
-    post = none_or(leader, lambda l: or_(contains(x.isr, l), and_(x.unclean_enabled, no_live_isr)))
+    post = none_or(leader, lambda ld: or_(contains(x.isr, ld), and_(x.unclean_enabled, no_live_isr)))
     return subset(x.live, x.assignment), post, {"leader": leader}
 
 
@@ -330,7 +330,7 @@ def _(x: Inputs, r: Rules) -> Built:
 @_property("reassign.leader_in_isr", "the reassign election returns an ISR member, or nothing", _REASSIGN)
 def _(x: Inputs, r: Rules) -> Built:
     leader = _reassign(x, r)
-    return True, none_or(leader, lambda l: contains(x.isr, l)), {"leader": leader}
+    return True, none_or(leader, lambda ld: contains(x.isr, ld)), {"leader": leader}
 
 
 @_property("reassign.first_eligible_in_target_order",
@@ -355,7 +355,7 @@ def _preferred(x: Inputs, r: Rules) -> Option:
            "the preferred election returns the first assigned replica, or nothing", _PREFERRED)
 def _(x: Inputs, r: Rules) -> Built:
     leader = _preferred(x, r)
-    return True, none_or(leader, lambda l: _is_first_eligible(x.assignment, lambda _: True, l)), {"leader": leader}
+    return True, none_or(leader, lambda ld: _is_first_eligible(x.assignment, lambda _: True, ld)), {"leader": leader}
 
 
 @_property("preferred.elected_iff_first_assigned_eligible",
@@ -396,14 +396,14 @@ def _(x: Inputs, r: Rules) -> Built:
            "the controlled-shutdown election never returns a shutting-down broker", _SHUTDOWN)
 def _(x: Inputs, r: Rules) -> Built:
     leader = _shutdown(x, r)
-    return True, none_or(leader, lambda l: not_(contains(x.shutting_down, l))), {"leader": leader}
+    return True, none_or(leader, lambda ld: not_(contains(x.shutting_down, ld))), {"leader": leader}
 
 
 @_property("controlled_shutdown.leader_in_isr",
            "the controlled-shutdown election returns an ISR member, or nothing", _SHUTDOWN)
 def _(x: Inputs, r: Rules) -> Built:
     leader = _shutdown(x, r)
-    return True, none_or(leader, lambda l: contains(x.isr, l)), {"leader": leader}
+    return True, none_or(leader, lambda ld: contains(x.isr, ld)), {"leader": leader}
 
 
 @_property("controlled_shutdown.first_eligible_in_assignment_order",
@@ -681,7 +681,7 @@ def prove(prop: Property, brokers: int, rules: Rules = KAFKA_2_6, timeout_ms: in
     x = inputs(brokers)
     pre, post, outputs = prop.build(x, rules)
     # The plain `smt` tactic: Z3's default solver first runs QF_LIA preprocessing that costs more than
-    # these small problems (about 4x slower for 8 brokers). `TryFor` turns a timeout into `unknown`.
+    # solving these small problems. `TryFor` turns a timeout into `unknown`.
     solver = z3.TryFor(z3.Tactic("smt"), timeout_ms).solver()
     solver.add(*x.domain)
     solver.add(_as_bool(pre), z3.Not(_as_bool(post)))

@@ -109,7 +109,8 @@ def kafka_partition_view(partition: int) -> Callable[[Cluster], tuple]:
         if z == NO_ZNODE:
             leader, isr = "no znode", 0
         else:
-            leader = "none" if z.leader == NONE else "preferred" if assignment and z.leader == assignment[0] else "other"
+            preferred = assignment and z.leader == assignment[0]
+            leader = "none" if z.leader == NONE else "preferred" if preferred else "other"
             isr = len(z.isr)
         return pstate, rstates, leader, isr
 

@@ -29,13 +29,18 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from kcm.model.cluster import PARTITION_STATE_SHIFT, Watch
+
 ZOOKEEPER = "ZooKeeper"
 ADMIN = "admin"
 
-#: `Zk.watches[b]` bits (kcm.model.cluster.Watch) and what each watches.
-WATCH_NAMES = {1: "/controller", 2: "/brokers/ids", 4: "/admin/delete_topics", 8: "/isr_change_notification",
-               16: "/admin/preferred_replica_election", 32: "/admin/reassign_partitions", 64: "/brokers/topics"}
-PARTITION_STATE_SHIFT = 8
+#: `Zk.watches[b]` bits and the znode each watches.
+WATCH_NAMES = {Watch.CONTROLLER: "/controller", Watch.BROKER_IDS: "/brokers/ids",
+               Watch.DELETE_TOPICS: "/admin/delete_topics", Watch.ISR_CHANGE: "/isr_change_notification",
+               Watch.PREFERRED: "/admin/preferred_replica_election", Watch.REASSIGN: "/admin/reassign_partitions",
+               Watch.TOPICS: "/brokers/topics"}
+if set(WATCH_NAMES) != set(Watch):
+    raise AssertionError(f"name the znode of {sorted(w.name for w in set(Watch) - set(WATCH_NAMES))} in WATCH_NAMES")
 
 #: What each kind of event looks like; the legend lists them in this order.
 LEGEND = (
@@ -50,12 +55,19 @@ LEGEND = (
     ("note", "an action that changes no message, write or lifeline state (its effect is in the table below)"),
 )
 
+
+def _watch_legend() -> str:
+    """The watch bits as `TEXT_LEGEND` lists them, wrapped as it is."""
+    bits = [f"{int(w)} {name}" for w, name in WATCH_NAMES.items()]
+    bits.append(f"{1 << PARTITION_STATE_SHIFT}<<p the state znode of partition p")
+    return (", ".join(bits[:2]) + ",\n" + " " * 20 + ", ".join(bits[2:5]) + ",\n" + " " * 20
+            + ", ".join(bits[5:]))
+
+
 #: The legend for the text rendering (`kcm trace show`): watches, budgets and stamps.
 TEXT_LEGEND = """\
 Legend
-  zk.watches[b]     one-shot watches broker b has armed, as bits: 1 /controller, 2 /brokers/ids,
-                    4 /admin/delete_topics, 8 /isr_change_notification, 16 /admin/preferred_replica_election,
-                    32 /admin/reassign_partitions, 64 /brokers/topics, 256<<p the state znode of partition p
+  zk.watches[b]     one-shot watches broker b has armed, as bits: """ + _watch_legend() + """
   zk.partitions[p]  the partition state znode: leader, leader_epoch, isr, controller_epoch (the writer's
                     stamp) and version (its zkVersion)
   net["c->d"]       requests from controller c to broker d in flight, oldest first:
@@ -172,10 +184,20 @@ def step_events(trace, i: int) -> list[Event]:
     zb, za = _zk(before), _zk(after)
     if za is None:
         return [Event("note", actor, None, trace.actions[i] or f"step {i}")]
-    events: list[Event] = []
     brokers = broker_ids(after)
+    events = _lifeline_marks(before, after, zb, za, brokers)
+    events += _zk_writes(before, after, zb, za, brokers, actor)
+    events += _watch_notifications(before, after, zb, za, brokers)
+    events += _requests(before, after, za, brokers)
+    events += _controller_marks(before, after, brokers)
+    if not events:
+        events.append(Event("note", actor, None, trace.actions[i] or f"step {i}"))
+    return events
 
-    # Lifeline marks first: what happened to the processes and their sessions.
+
+def _lifeline_marks(before: dict, after: dict, zb: Any, za: Any, brokers: list[int]) -> list[Event]:
+    """What happened to the processes and their sessions."""
+    events: list[Event] = []
     for b in brokers:
         ob, nb = before[f"broker{b}"], after[f"broker{b}"]
         me = f"broker {b}"
@@ -185,16 +207,24 @@ def step_events(trace, i: int) -> list[Event]:
             events.append(Event("restart", me, None, f"▲ restart (broker epoch {_get(nb, 'epoch')})"))
         elif _get(ob, "connected") and not _get(nb, "connected"):
             events.append(Event("crash", me, None, "✗ disconnected from ZooKeeper"))
-    sessions_before, sessions_after = set(_get(zb, "session", ()) or ()), set(_get(za, "session", ()) or ())
+    sessions_before, sessions_after = _sessions(zb), _sessions(za)
     for b in sorted(sessions_before - sessions_after):
         events.append(Event("crash", f"broker {b}", None, "✗ ZooKeeper session expired: its ephemerals go"))
-    epochs_b, epochs_a = _get(zb, "broker_epochs", ()), _get(za, "broker_epochs", ())
+    epochs_a = _get(za, "broker_epochs", ())
     for b in sorted(sessions_after - sessions_before):
         epoch = epochs_a[b] if b < len(epochs_a) else "?"
         events.append(Event("zkwrite", f"broker {b}", ZOOKEEPER,
                             f"create /brokers/ids/{b} (ephemeral; broker epoch {epoch})"))
+    return events
 
-    # ZooKeeper writes.
+
+def _sessions(zk: Any) -> set:
+    return set(_get(zk, "session", ()) or ())
+
+
+def _zk_writes(before: dict, after: dict, zb: Any, za: Any, brokers: list[int], actor: str) -> list[Event]:
+    """The writes to ZooKeeper: `/controller`, the partition states, the admin znodes."""
+    events: list[Event] = []
     writer = actor if actor != ZOOKEEPER else next((f"broker {b}" for b in brokers
                                                     if _get(after[f"broker{b}"], "active")), actor)
     c_old, c_new = _get(zb, "controller"), _get(za, "controller")
@@ -203,7 +233,7 @@ def step_events(trace, i: int) -> list[Event]:
         if c_new is not None and c_new >= 0:
             events.append(Event("zkwrite", f"broker {c_new}", ZOOKEEPER,
                                 f"multi: create /controller {{brokerid: {c_new}}} + set /controller_epoch = {e_new}"))
-        elif c_old is not None and c_old >= 0 and c_old in sessions_after:
+        elif c_old is not None and c_old >= 0 and c_old in _sessions(za):
             events.append(Event("zkwrite", f"broker {c_old}", ZOOKEEPER, "delete /controller"))
     parts_b, parts_a = _get(zb, "partitions", ()) or (), _get(za, "partitions", ()) or ()
     for p in range(max(len(parts_b), len(parts_a))):
@@ -227,8 +257,12 @@ def step_events(trace, i: int) -> list[Event]:
             source = ADMIN if actor == ADMIN else writer
             verb = "write" if _size(new) >= _size(old) else "delete"
             events.append(Event("zkwrite", source, ZOOKEEPER, f"{verb} {what}"))
+    return events
 
-    # Watch notifications: a one-shot watch consumed while its broker stays connected.
+
+def _watch_notifications(before: dict, after: dict, zb: Any, za: Any, brokers: list[int]) -> list[Event]:
+    """A one-shot watch consumed while its broker stays connected."""
+    events: list[Event] = []
     watches_b, watches_a = _get(zb, "watches", ()) or (), _get(za, "watches", ()) or ()
     for b in brokers:
         if b >= len(watches_b) or b >= len(watches_a):
@@ -239,8 +273,13 @@ def step_events(trace, i: int) -> list[Event]:
                 nb, "active"):
             events.append(Event("watch", ZOOKEEPER, f"broker {b}",
                                 "watch fired: " + ", ".join(_watch_names(fired))))
+    return events
 
-    # Controller requests: queued (sent) and consumed (delivered).
+
+def _requests(before: dict, after: dict, za: Any, brokers: list[int]) -> list[Event]:
+    """Controller requests queued (sent) and consumed (delivered)."""
+    events: list[Event] = []
+    parts_a = _get(za, "partitions", ()) or ()
     net_b, net_a = _get(before, "net", {}) or {}, _get(after, "net", {}) or {}
     crashed = {b for b in brokers if _get(before[f"broker{b}"], "up") and not _get(after[f"broker{b}"], "up")}
     lost: dict[str, int] = {}
@@ -260,11 +299,14 @@ def step_events(trace, i: int) -> list[Event]:
                                    for p, s in enumerate(parts_a) if s is not None)
                 label = f"{label} [{epochs}]"
             events.append(Event("send", f"broker {src}", f"broker {dst}", label))
-
     for src, count in lost.items():
         events.append(Event("crash", f"broker {src}", None, f"✗ {count} queued request(s) lost"))
+    return events
 
-    # Becoming or ceasing to be the controller.
+
+def _controller_marks(before: dict, after: dict, brokers: list[int]) -> list[Event]:
+    """Becoming or ceasing to be the controller."""
+    events: list[Event] = []
     for b in brokers:
         ob, nb = before[f"broker{b}"], after[f"broker{b}"]
         if not _get(ob, "active") and _get(nb, "active"):
@@ -272,8 +314,6 @@ def step_events(trace, i: int) -> list[Event]:
                                 f"▲ active controller, epoch {_get(_get(nb, 'ctx'), 'epoch')}"))
         elif _get(ob, "active") and not _get(nb, "active") and _get(nb, "up"):
             events.append(Event("crash", f"broker {b}", None, "resigns as controller"))
-    if not events:
-        events.append(Event("note", actor, None, trace.actions[i] or f"step {i}"))
     return events
 
 

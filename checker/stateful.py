@@ -24,7 +24,7 @@ action is enabled (every bound spent, nothing left to heal) `take` stutters, as 
 
 What it can find and what it cannot. It samples: a random walk of at most `stateful_step_count`
 steps per example, `max_examples` examples. It finds violations and disagreements that many
-interleavings reach (the V1-V9 variants within a few hundred examples), and it goes deeper than
+interleavings reach (the bug variants within a few hundred examples), and it goes deeper than
 exhaustive search can on large configs; it proves nothing. The explorer (`kcm.checker.engine.bfs`) is
 exhaustive and returns the shortest counterexample; the fuzzer's shrunk trace is short but not
 necessarily shortest (tests compare the two for each variant). Quiescence invariants are only
@@ -55,6 +55,7 @@ from hypothesis import strategies as st
 from hypothesis.reporting import with_reporter
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 from kcm.checker.engine.contract import Always, AlwaysStep
+from kcm.checker.engine.model_spec import ModelSpec
 from kcm.impl.abstraction import abstract, describe_difference
 from kcm.impl.model_alignment import ModelAlignment
 from kcm.impl.step_cluster import StepCluster
@@ -74,7 +75,7 @@ MODEL_FACTORY = "kcm.model.checking.kafka_model:model_for"
 CHOICES = 1 << 10
 
 #: `kcm fuzz`'s bounds when none are given: examples (walks) and steps per walk. A healthy config
-#: runs `DEFAULT_*`; a variant runs `VARIANT_*`, within which every variant V1-V9 is found from
+#: runs `DEFAULT_*`; a variant runs `VARIANT_*`, within which every bug variant is found from
 #: seed 0 (`tests/checker/test_stateful.py` asserts it; the last, V2, at about example 290).
 #: Shorter walks suit the variant presets: they settle within about 25 steps, after which a walk
 #: only stutters. The example bound leaves a margin for other Hypothesis versions, whose walks
@@ -154,7 +155,7 @@ def machine_for(cfg: ModelConfig, *, invariants: Iterable[str] | None = None,
     probe = KafkaModel(cfg, symmetry=False)
     checked = [p for p in probe.properties() if isinstance(p, (Always, AlwaysStep))]
     if invariants is None:
-        # What Kafka 2.6 itself breaks under this config (kcm.model.findings) is reported by the
+        # What Kafka 2.6 itself breaks under this config (kcm.model.catalogue.findings) is reported by the
         # explorer and does not fail it; a walk that meets it is not a failure either. Named
         # explicitly with `invariants`, it is checked.
         known = probe.known_violations()
@@ -396,7 +397,7 @@ def write_failure(result: FuzzResult, out_dir: str | Path, *, preset: str) -> di
     paths = write_counterexample(
         model, failure.trace, out_dir, invariant=failure.prop, kind=failure.kind, stem=stem,
         config={"preset": preset, **config_fields(cfg), "fuzz_seed": result.seed, "alignment_off": off},
-        model_factory=MODEL_FACTORY, model_args={"symmetry": False, **config_fields(cfg)},
+        model_spec=ModelSpec.of(MODEL_FACTORY, symmetry=False, **config_fields(cfg)),
         source=f"kcm fuzz --preset {preset} --seed {result.seed}",
         description="; ".join(failure.details)[:2000] or None)
     if failure.kind in ("refinement", "error"):

@@ -7,7 +7,8 @@ builds the one `Cluster` value the model would be in. Comparing `abstract(impl)`
 
 * ZooKeeper. `/controller`, `/controller_epoch` (0 while it does not exist), the broker
   registrations (each broker's czxids renumbered 1, 2, 3... in the order of that broker's
-  registrations, its incarnations, as the model numbers them; `incarnations` counts them per broker), `/brokers/topics/<t>` (replicas, adding, removing), the
+  registrations, its incarnations, as the model numbers them; `incarnations` counts them per
+  broker), `/brokers/topics/<t>` (replicas, adding, removing), the
   partition state znodes with their zkVersions, `/admin/reassign_partitions`,
   `/admin/preferred_replica_election`, `/admin/delete_topics/*`, and the partitions named by
   pending `/isr_change_notification/*` znodes. Sessions: a broker's bit is set while the session of
@@ -114,7 +115,7 @@ def abstract(cluster) -> Cluster:
     zk = _abstract_zk(cluster, layout, snapshot, number)
     brokers = tuple(_abstract_broker(cluster, b, layout, number) for b in range(layout.brokers))
     nb = layout.brokers
-    net = []
+    net: list[tuple[Request, ...]] = []
     for src in range(nb):
         server = cluster.servers.get(src)
         for dst in range(nb):
@@ -145,13 +146,15 @@ def _abstract_zk(cluster, layout: Layout, snapshot, number: _Numbering) -> Zk:
     live_sessions = cluster.zookeeper.live_sessions()
     session = mask_of(b for b in range(nb) if b in cluster.servers and cluster.servers[b].session_id in live_sessions)
     controller_data = _data(snapshot, ControllerZNode.path)
-    controller = NONE if controller_data is None else ControllerZNode.decode(controller_data)
+    controller_id = None if controller_data is None else ControllerZNode.decode(controller_data)
+    controller = NONE if controller_id is None else controller_id
     epoch_data = _data(snapshot, ControllerEpochZNode.path)
     controller_epoch = 0 if epoch_data is None else ControllerEpochZNode.decode(epoch_data)
     broker_epochs = tuple(number(snapshot[BrokerIdsZNode.path + f"/{b}"][1].czxid)
                           if BrokerIdsZNode.path + f"/{b}" in snapshot else 0 for b in range(nb))
-    assignment, adding, removing, partitions = [()] * np_, [()] * np_, [()] * np_, [NO_ZNODE] * np_
-    for t, topic in enumerate(layout.topics):
+    empty: tuple[int, ...] = ()
+    assignment, adding, removing, partitions = [empty] * np_, [empty] * np_, [empty] * np_, [NO_ZNODE] * np_
+    for topic in layout.topics:
         data = _data(snapshot, TopicZNode.path(topic))
         if data is not None:
             for tp, ra in TopicZNode.decode(topic, data).items():
@@ -162,10 +165,11 @@ def _abstract_zk(cluster, layout: Layout, snapshot, number: _Numbering) -> Zk:
         entry = snapshot.get(TopicPartitionStateZNode.path(layout.tp(p)))
         if entry is not None:
             state = TopicPartitionStateZNode.decode(entry[0], entry[1].version)
+            assert state is not None, "a partition state znode holds a state"
             lai = state.leader_and_isr
             partitions[p] = PartitionZnode(lai.leader, lai.leader_epoch, tuple(lai.isr), state.controller_epoch,
                                            entry[1].version)
-    reassign = [()] * np_
+    reassign = [empty] * np_
     data = _data(snapshot, ReassignPartitionsZNode.path)
     if data is not None:
         for tp, target in ReassignPartitionsZNode.decode(data).items():
@@ -179,7 +183,8 @@ def _abstract_zk(cluster, layout: Layout, snapshot, number: _Numbering) -> Zk:
                             if t is not None)
     isr_changes = 0
     for child in _children(snapshot, IsrChangeNotificationZNode.path):
-        for tp in IsrChangeNotificationSequenceZNode.decode(_data(snapshot, f"{IsrChangeNotificationZNode.path}/{child}")):
+        data = _data(snapshot, f"{IsrChangeNotificationZNode.path}/{child}")
+        for tp in IsrChangeNotificationSequenceZNode.decode(data):
             p = layout.flat(tp)
             if p is not None:
                 isr_changes |= 1 << p
@@ -280,9 +285,9 @@ def _abstract_event(event: ev.ControllerEvent, layout: Layout, number: _Numberin
     if isinstance(event, ev.ControlledShutdown):
         return Event(kind, event.id, number(event.broker_epoch))
     if isinstance(event, ev.PartitionReassignmentIsrChange):
-        return Event(kind, layout.flat(event.partition))
+        return Event(kind, layout.number(event.partition))
     if isinstance(event, ev.TopicDeletionStopReplicaResponseReceived):
-        mask = mask_of(layout.flat(tp) for tp, _ in event.partition_errors)
+        mask = mask_of(layout.number(tp) for tp, _ in event.partition_errors)
         return Event(kind, event.replica_id, -mask if event.request_error is not Errors.NONE else mask)
     return Event(kind)
 
@@ -290,13 +295,14 @@ def _abstract_event(event: ev.ControllerEvent, layout: Layout, number: _Numberin
 def _abstract_request(request: ControlRequest, layout: Layout, number: _Numbering) -> Request:
     if isinstance(request, LeaderAndIsrRequest):
         kind = RequestKind.LeaderAndIsr
-        parts = tuple(sorted(LeaderAndIsrPartition(layout.flat(s.topic_partition), s.leader, s.leader_epoch,
-                                                   tuple(s.isr), s.zk_version, tuple(s.replicas), s.is_new)
-                             for s in request.partition_states))
+        parts: tuple[LeaderAndIsrPartition, ...] | tuple[StopReplicaPartition, ...] = tuple(sorted(
+            LeaderAndIsrPartition(layout.number(s.topic_partition), s.leader, s.leader_epoch, tuple(s.isr),
+                                  s.zk_version, tuple(s.replicas), s.is_new)
+            for s in request.partition_states))
     elif isinstance(request, StopReplicaRequest):
         kind = RequestKind.StopReplica
-        parts = tuple(sorted(StopReplicaPartition(layout.flat(s.topic_partition), s.leader_epoch, s.delete_partition)
-                             for s in request.partition_states))
+        parts = tuple(sorted(StopReplicaPartition(layout.number(s.topic_partition), s.leader_epoch,
+                                                  s.delete_partition) for s in request.partition_states))
     else:
         kind, parts = RequestKind.UpdateMetadata, ()
     return Request(kind, request.controller_id, request.controller_epoch, number(request.broker_epoch), parts)

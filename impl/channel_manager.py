@@ -1,6 +1,6 @@
 """`ControllerChannelManager`: one FIFO queue and one sender per broker, for the controller's requests.
 
-kafka@2.6.x:core/src/main/scala/kafka/controller/ControllerChannelManager.scala (reference §3.5).
+kafka@2.6.x:core/src/main/scala/kafka/controller/ControllerChannelManager.scala.
 `add_broker` creates a broker's queue and its `RequestSendThread`; `send_request` appends to the
 queue (a request for a broker without a queue is dropped with a warning, as Kafka's is);
 `remove_broker` (the broker died or bounced) and `shutdown` (the controller resigned) stop the
@@ -53,7 +53,8 @@ def describe(request: ControlRequest) -> str:
         f"{s.topic_partition}:" + (f"L{s.leader}/e{s.leader_epoch}" if hasattr(s, "leader")
                                    else ("delete" if s.delete_partition else "stop") + f"/e{s.leader_epoch}")
         for s in request.partition_states)
-    return f"{request.api_key.value}(c{request.controller_epoch}, be{request.broker_epoch})" + (f" [{parts}]" if parts else "")
+    head = f"{request.api_key.value}(c{request.controller_epoch}, be{request.broker_epoch})"
+    return head + (f" [{parts}]" if parts else "")
 
 
 class RequestSendThread:

@@ -3,7 +3,7 @@
 kafka@2.6.x:core/src/main/scala/kafka/controller/ControllerEventManager.scala (KAFKA-5028, 0.11+).
 ZooKeeper callbacks, request callbacks and timers only `put` events; the `controller-event-thread`
 takes them in FIFO order and hands each to the processor (`KafkaController.process`), whole, so a
-handler never interleaves with another (reference §3.4).
+handler never interleaves with another.
 
 * `QueuedEvent` wraps an event with a latch: `await_processing()` returns once the event thread has
   *started* it. The ZooKeeper client's session re-initialisation blocks on the Expire event this way

@@ -20,7 +20,8 @@ leader writes an ISR that contains TRS.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Protocol
 
 from kcm.impl import controller_events as ev
 from kcm.impl.controller_context import (
@@ -45,10 +46,50 @@ from kcm.impl.zk_data import (
 from kcm.model.states import PartitionState as P
 from kcm.model.states import ReplicaState as R
 
+if TYPE_CHECKING:
+    from kcm.impl.controller_context import ControllerContext
+    from kcm.impl.controller_event_manager import ControllerEventManager
+    from kcm.impl.controller_zk_client import ControllerZkClient
+    from kcm.impl.controller_zk_handlers import PartitionReassignmentHandler
+    from kcm.impl.partition_state_machine import PartitionStateMachine
+    from kcm.impl.replica_state_machine import ReplicaStateMachine
+    from kcm.impl.request_batch import ControllerBrokerRequestBatch
+    from kcm.impl.timeline import Timeline
+    from kcm.impl.topic_deletion_manager import TopicDeletionManager
+
 log = get_logger(__name__)
 
 
-class ReassignmentMixin:
+class _Controller(Protocol):
+    """What the reassignment handlers use of `KafkaController`, whose methods they are in Kafka."""
+
+    broker_id: int
+    context: ControllerContext
+    event_manager: ControllerEventManager
+    replica_state_machine: ReplicaStateMachine
+    partition_state_machine: PartitionStateMachine
+    topic_deletion_manager: TopicDeletionManager
+    broker_request_batch: ControllerBrokerRequestBatch
+    partition_reassignment_handler: PartitionReassignmentHandler
+    partition_reassignment_isr_change_handlers: dict[TopicPartition, PartitionReassignmentIsrChangeHandler]
+    _zk: ControllerZkClient
+    _timeline: Timeline
+    _watch_like_kafka: bool
+
+    @property
+    def is_active(self) -> bool: ...
+    def send_update_metadata_request(self, brokers: Iterable[int], partitions: Iterable[TopicPartition]) -> None: ...
+
+
+# The mixin's base: the Protocol for the type checker (so that `self` has the controller's fields),
+# `object` at run time.
+if TYPE_CHECKING:
+    _ControllerBase = _Controller
+else:
+    _ControllerBase = object
+
+
+class ReassignmentMixin(_ControllerBase):
     """The reassignment handlers of `KafkaController` (which provides the attributes used here)."""
 
     @staticmethod
@@ -199,7 +240,8 @@ class ReassignmentMixin:
             info = LeaderIsrAndControllerEpoch(outcome, ctx.epoch)
             ctx.put_partition_leadership_info(tp, info)
             self._timeline.append("leader", self.broker_id, epoch=ctx.epoch, partition=str(tp),
-                                  detail=f"leader {outcome.leader} epoch {outcome.leader_epoch} isr {list(outcome.isr)} "
+                                  detail=f"leader {outcome.leader} epoch {outcome.leader_epoch} "
+                                         f"isr {list(outcome.isr)} "
                                          "(reassignment: leader epoch bumped)")
             return info
 

@@ -17,6 +17,7 @@ adds what this implementation needs around it, without changing any operation's 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import partial
 
 from kcm.impl.kafka_zk_client import KafkaZkClient
 from kcm.impl.zk.protocol import ANY_VERSION, NoNodeError, Op, OpResult
@@ -45,7 +46,7 @@ class ControllerZkClient(KafkaZkClient):
         result = {}
         for tp in sorted(partitions):
             try:
-                data, stat = self._retry(lambda: self._zk.get_data(TopicPartitionStateZNode.path(tp)))
+                data, stat = self._retry(partial(self._zk.get_data, TopicPartitionStateZNode.path(tp)))
             except NoNodeError:
                 continue
             state = TopicPartitionStateZNode.decode(data, stat.version)

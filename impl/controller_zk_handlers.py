@@ -3,25 +3,24 @@
 kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala (the handler classes at its
 end). A handler runs on whatever thread delivers the notification (ZooKeeper's event thread, or the
 writer's thread with the embedded server's immediate delivery) and does nothing but `put` an event:
-handlers re-read ZooKeeper when the event is processed, never at notification time (reference
-§3.4). Which reactions exist matters, because a notification without a reaction still spends the
-one-shot watch:
+handlers re-read ZooKeeper when the event is processed, never at notification time. Which reactions
+exist matters, because a notification without a reaction still spends the one-shot watch:
 
-| handler                                | path                                  | reacts to             | event                              |
-|----------------------------------------|---------------------------------------|-----------------------|------------------------------------|
-| ControllerChangeHandler                | /controller                           | creation, data change | ControllerChange                   |
-|                                        |                                       | deletion              | Reelect                            |
-| BrokerChangeHandler                    | /brokers/ids (children)               | child change          | BrokerChange                       |
-| TopicChangeHandler                     | /brokers/topics (children)            | child change          | TopicChange                        |
-| TopicDeletionHandler                   | /admin/delete_topics (children)       | child change          | TopicDeletion                      |
-| IsrChangeNotificationHandler           | /isr_change_notification (children)   | child change          | IsrChangeNotification              |
-| PreferredReplicaElectionHandler        | /admin/preferred_replica_election     | creation              | ReplicaLeaderElection              |
-| PartitionReassignmentHandler           | /admin/reassign_partitions            | creation              | ZkPartitionReassignment            |
-| PartitionReassignmentIsrChangeHandler  | .../partitions/<p>/state              | data change           | PartitionReassignmentIsrChange(p)  |
+| handler                               | path                                | reacts to             | event                             |
+|---------------------------------------|-------------------------------------|-----------------------|-----------------------------------|
+| ControllerChangeHandler               | /controller                         | creation, data change | ControllerChange                  |
+|                                       |                                     | deletion              | Reelect                           |
+| BrokerChangeHandler                   | /brokers/ids (children)             | child change          | BrokerChange                      |
+| TopicChangeHandler                    | /brokers/topics (children)          | child change          | TopicChange                       |
+| TopicDeletionHandler                  | /admin/delete_topics (children)     | child change          | TopicDeletion                     |
+| IsrChangeNotificationHandler          | /isr_change_notification (children) | child change          | IsrChangeNotification             |
+| PreferredReplicaElectionHandler       | /admin/preferred_replica_election   | creation              | ReplicaLeaderElection             |
+| PartitionReassignmentHandler          | /admin/reassign_partitions          | creation              | ZkPartitionReassignment           |
+| PartitionReassignmentIsrChangeHandler | .../partitions/<p>/state            | data change           | PartitionReassignmentIsrChange(p) |
 
 `ControllerEpochChangeHandler` is not Kafka 2.6's: it is variant V2's `ControllerEpochListener`
 (0.8.0-0.8.1, KAFKA-1096), which made every controller adopt /controller_epoch when it changed.
-"""
+"""  # noqa: E501 - the table is wider than a line
 
 from __future__ import annotations
 

@@ -67,7 +67,8 @@ class KafkaApis:
         if isinstance(request, ControlledShutdownCall):
             return self._handle_controlled_shutdown(request)
         if isinstance(request, FetchRequest):
-            return server.replica_manager.handle_fetch(request.topic_partition, request.replica_id, request.leader_epoch)
+            return server.replica_manager.handle_fetch(request.topic_partition, request.replica_id,
+                                                       request.leader_epoch)
         raise TypeError(f"unexpected request {request!r}")
 
     def _is_broker_epoch_stale(self, broker_epoch_in_request: int) -> bool:

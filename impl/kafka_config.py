@@ -1,7 +1,7 @@
 """`KafkaConfig`: the broker settings the controller, the replica manager and the server read.
 
 Mirrors the few entries of kafka@2.6.x:core/src/main/scala/kafka/server/KafkaConfig.scala that
-the ZooKeeper-era controller depends on, with Kafka's defaults where they exist (reference §2.4):
+the ZooKeeper-era controller depends on, with Kafka's defaults where they exist:
 
 | field                                   | Kafka property                              | default |
 |-----------------------------------------|---------------------------------------------|---------|

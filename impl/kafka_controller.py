@@ -33,7 +33,7 @@ abandons the event too. In both cases the requests batched so far are dropped (K
 
 Election (`elect`): if /controller exists, note who it names; otherwise win it with the one multi of
 `register_controller_and_increment_controller_epoch` (create the ephemeral /controller and bump
-/controller_epoch at its version) and run `on_controller_failover` in Kafka's order (reference §3.2).
+/controller_epoch at its version) and run `on_controller_failover` in Kafka's order.
 Resignation unregisters the controller's handlers (later notifications for them are ignored), shuts
 the channel manager down (queued requests are dropped) and resets the context.
 """
@@ -139,7 +139,8 @@ class KafkaController(ReassignmentMixin):
         self.isr_change_notification_handler = IsrChangeNotificationHandler(self.event_manager)
         self.preferred_replica_election_handler = PreferredReplicaElectionHandler(self.event_manager)
         self.partition_reassignment_handler = PartitionReassignmentHandler(self.event_manager)
-        self.partition_reassignment_isr_change_handlers: dict[TopicPartition, PartitionReassignmentIsrChangeHandler] = {}
+        self.partition_reassignment_isr_change_handlers: dict[TopicPartition,
+                                                              PartitionReassignmentIsrChangeHandler] = {}
         zk_client.on_controller_write = self._note_action
 
     def _new_batch(self) -> ControllerBrokerRequestBatch:
@@ -254,7 +255,8 @@ class KafkaController(ReassignmentMixin):
             self._on_controller_failover()
         except ControllerMovedException:
             self._maybe_resign()
-        except KafkaException as error:   # Kafka's `case t: Throwable => triggerControllerMove()`; a Python bug propagates
+        # Kafka's `case t: Throwable => triggerControllerMove()`; a Python bug propagates
+        except KafkaException as error:
             log.info("Error while electing or becoming controller on broker %d, triggering controller "
                      "movement: %r", self.broker_id, error)
             self._trigger_controller_move()
@@ -293,8 +295,8 @@ class KafkaController(ReassignmentMixin):
         for handler in (self.broker_change_handler, self.topic_change_handler, self.topic_deletion_handler,
                         self.isr_change_notification_handler):
             zk.register_znode_child_change_handler(handler)
-        for handler in (self.preferred_replica_election_handler, self.partition_reassignment_handler):
-            zk.register_znode_change_handler_and_check_existence(handler)
+        for node_handler in (self.preferred_replica_election_handler, self.partition_reassignment_handler):
+            zk.register_znode_change_handler_and_check_existence(node_handler)
         # 2. delete pending ISR-change notifications (reading the children arms the child watch)
         zk.delete_isr_change_notifications(ctx.epoch_zk_version)
         # 3. initializeControllerContext
@@ -646,7 +648,8 @@ class KafkaController(ReassignmentMixin):
             if to_delete:
                 reassigning = {tp.topic for tp in ctx.partitions_being_reassigned}
                 for topic in sorted(to_delete & reassigning):
-                    self.topic_deletion_manager.mark_topic_ineligible_for_deletion({topic}, "topic reassignment in progress")
+                    self.topic_deletion_manager.mark_topic_ineligible_for_deletion(
+                        {topic}, "topic reassignment in progress")
                 self.topic_deletion_manager.enqueue_topics_for_deletion(to_delete)
         else:
             self._zk.delete_topic_deletions(sorted(to_delete), ctx.epoch_zk_version)

@@ -35,7 +35,7 @@ class KafkaScheduler:
     def is_started(self) -> bool:
         return self._running
 
-    def schedule(self, name: str, fun: Callable[[], None], delay_s: float) -> None:
+    def schedule(self, name: str, fun: Callable[[], object], delay_s: float) -> None:
         with self._lock:
             if not self._running:
                 return
@@ -53,6 +53,6 @@ class ManualKafkaScheduler(KafkaScheduler):
         super().__init__(name)
         self.scheduled: list[tuple[str, float]] = []
 
-    def schedule(self, name: str, fun: Callable[[], None], delay_s: float) -> None:
+    def schedule(self, name: str, fun: Callable[[], object], delay_s: float) -> None:
         if self._running:
             self.scheduled.append((name, delay_s))

@@ -27,6 +27,7 @@ model's points: `notice_session_expiry()` (the model's BrokerNoticeExpiry) and
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from enum import Enum
@@ -80,9 +81,10 @@ class KafkaServer:
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self.zk_client: ControllerZkClient | None = None
-        self.controller: KafkaController | None = None
-        self.replica_manager: ReplicaManager | None = None
+        # Built by the first `startup`; nothing reads them before the broker has started once.
+        self.zk_client: ControllerZkClient
+        self.controller: KafkaController
+        self.replica_manager: ReplicaManager
         self.apis = KafkaApis(self)
 
     @property
@@ -218,7 +220,8 @@ class KafkaServer:
 
     def _on_controlled_shutdown_response(self, epoch: int, response: ControlledShutdownResponse) -> None:
         with self._lock:
-            if not self.alive or self.broker_epoch != epoch or self.shutdown_state is not ControlledShutdownState.AWAITING:
+            if (not self.alive or self.broker_epoch != epoch
+                    or self.shutdown_state is not ControlledShutdownState.AWAITING):
                 return   # this incarnation is gone, or no longer waiting: nobody reads the answer
             done = response.error is Errors.NONE and not response.partitions_remaining
             self.shutdown_state = ControlledShutdownState.DONE if done else ControlledShutdownState.RETRY
@@ -255,10 +258,8 @@ class KafkaServer:
                 following = [(tp, p.leader, p.leader_epoch) for tp, p in manager.all_partitions.items()
                              if not p.stopped and p.leader >= 0 and p.leader != self.broker_id]
             for tp, leader, epoch in following:
-                try:
+                with contextlib.suppress(BrokerUnavailable):
                     self.network.send(leader, FetchRequest(tp, self.broker_id, epoch))
-                except BrokerUnavailable:
-                    pass
             try:
                 manager.maybe_shrink_and_expand_isr()
                 manager.maybe_propagate_isr_changes()

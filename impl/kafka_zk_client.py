@@ -3,7 +3,7 @@
 A port of the parts of kafka@2.6.x:core/src/main/scala/kafka/zk/KafkaZkClient.scala that the
 controller and the partition leaders use, with Kafka's method names in snake_case. The znode
 layout and JSON formats are in `kcm.impl.zk_data`. What the port keeps, because correctness
-depends on it (reference §3.1, §6.2):
+depends on it:
 
 * **The controller-epoch fence.** Every write a controller makes takes its
   `expected_controller_epoch_zk_version` and is sent as `multi(CheckOp("/controller_epoch", v), op)`
@@ -32,6 +32,7 @@ features, cluster id, and the KAFKA-7165 re-create of a broker znode left by the
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -191,10 +192,8 @@ class KafkaZkClient:
 
     def delete_controller(self, expected_controller_epoch_zk_version: int) -> None:
         """Resign by deleting /controller (`triggerControllerMove`), fenced; a missing znode is fine."""
-        try:
+        with contextlib.suppress(NoNodeError):
             self._fenced(DeleteOp(ControllerZNode.path), expected_controller_epoch_zk_version)
-        except NoNodeError:
-            pass
 
     # ---- brokers --------------------------------------------------------------------------------
 
@@ -217,9 +216,9 @@ class KafkaZkClient:
                 raise NodeExistsError(f"{path} exists and is owned by session {stat.ephemeral_owner:#x}, "
                                       f"not {self._zk.session_id:#x}", path=path) from None
             return stat
-        stat = results[1]
-        assert isinstance(stat, Stat)
-        return stat
+        created = results[1]
+        assert isinstance(created, Stat)
+        return created
 
     def get_sorted_broker_list(self) -> list[int]:
         return sorted(int(child) for child in self.get_children(BrokerIdsZNode.path))
@@ -344,10 +343,8 @@ class KafkaZkClient:
 
     def delete_topic_deletions(self, topics: Iterable[str], expected_controller_epoch_zk_version: int) -> None:
         for topic in sorted(topics):
-            try:
+            with contextlib.suppress(NoNodeError):
                 self._fenced(DeleteOp(DeleteTopicsTopicZNode.path(topic)), expected_controller_epoch_zk_version)
-            except NoNodeError:
-                pass
 
     def delete_topic_znode(self, topic: str, expected_controller_epoch_zk_version: int) -> None:
         self.delete_recursive(TopicZNode.path(topic), expected_controller_epoch_zk_version)
@@ -387,10 +384,8 @@ class KafkaZkClient:
         return set() if data is None else PreferredReplicaElectionZNode.decode(data[0])
 
     def delete_preferred_replica_election(self, expected_controller_epoch_zk_version: int) -> None:
-        try:
+        with contextlib.suppress(NoNodeError):
             self._fenced(DeleteOp(PreferredReplicaElectionZNode.path), expected_controller_epoch_zk_version)
-        except NoNodeError:
-            pass
 
     # ---- ISR change notifications ---------------------------------------------------------------
 
@@ -419,11 +414,9 @@ class KafkaZkClient:
         if sequence_numbers is None:
             sequence_numbers = self.get_all_isr_change_notifications()
         for seq in sequence_numbers:
-            try:
+            with contextlib.suppress(NoNodeError):
                 self._fenced(DeleteOp(IsrChangeNotificationSequenceZNode.path(seq)),
                              expected_controller_epoch_zk_version)
-            except NoNodeError:
-                pass
 
     # ---- handlers and sessions ------------------------------------------------------------------
 
@@ -498,10 +491,8 @@ class KafkaZkClient:
             return False
         for child in children:
             self.delete_recursive(f"{path}/{child}", expected_controller_epoch_zk_version)
-        try:
+        with contextlib.suppress(NoNodeError):
             self._fenced(DeleteOp(path), expected_controller_epoch_zk_version)
-        except NoNodeError:
-            pass
         return True
 
     def path_exists(self, path: str) -> bool:
@@ -527,10 +518,8 @@ class KafkaZkClient:
             return None
 
     def _create_if_missing(self, path: str, expected_controller_epoch_zk_version: int) -> None:
-        try:
+        with contextlib.suppress(NodeExistsError):
             self._fenced(CreateOp(path), expected_controller_epoch_zk_version)
-        except NodeExistsError:
-            pass
 
     def _fenced(self, op: Op, expected_controller_epoch_zk_version: int) -> OpResult:
         """`wrapRequestWithControllerEpochCheck` + `unwrapResponseWithControllerEpochCheck`: send
@@ -561,7 +550,8 @@ class KafkaZkClient:
         if isinstance(op, SetDataOp):
             return self._zk.set_data(op.path, op.data, op.version)
         if isinstance(op, DeleteOp):
-            return self._zk.delete(op.path, op.version)
+            self._zk.delete(op.path, op.version)
+            return None
         raise TypeError(f"no plain request for {op!r}")
 
     def _retry(self, request: Callable[[], T]) -> T:

@@ -44,6 +44,12 @@ class Layout:
             return None
         return t * self.partitions_per_topic + tp.partition
 
+    def number(self, tp: TopicPartition) -> int:
+        """The model's partition number of a partition of the layout."""
+        p = self.flat(tp)
+        assert p is not None, f"{tp} is outside the layout"
+        return p
+
     def topic_index(self, topic: str) -> int | None:
         try:
             return self.topics.index(topic)

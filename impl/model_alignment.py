@@ -12,8 +12,9 @@ comparison needed went that way when the model was corrected (the last,
 `stop_replica_callback_as_model`, first narrowed to `fenced_stop_replica_fails_deletions`: the
 model now raises no deletion event for a fenced StopReplica, as Kafka), and so did two found later
 (`isr_removal_caches_before_fenced_write`, `topic_change_keeps_deleted_topics`), and four after
-the review of the model against the 2.6 branch (`um_after_offline_replicas_as_model`, review D4,
-and the three below); the sequences that showed them are kept as regression tests of the agreement.
+a line-by-line comparison of the model with the 2.6 branch (`um_after_offline_replicas_as_model`,
+Kafka's UpdateMetadata after replicas go offline, and the three below); the sequences that showed
+them are kept as regression tests of the agreement.
 
 None of the remaining switches is one of the model's documented abstractions (docs/model.md,
 "Abstractions and omissions": those need no switch, the implementation shares them, see

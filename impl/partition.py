@@ -5,7 +5,7 @@ role from LeaderAndIsr (`make_leader` / `make_follower`, which record the leader
 (a leader's), the state znode's zkVersion, the replica list, and the epoch of the controller that
 made the decision). StopReplica(delete=false) stops it: it neither leads nor fetches.
 
-Before AlterIsr (2.7, KIP-497) the *leader* changes the ISR itself (reference §3.6): `shrink_isr` /
+Before AlterIsr (2.7, KIP-497) the *leader* changes the ISR itself: `shrink_isr` /
 `expand_isr` write the state znode with a conditional setData on the cached zkVersion
 (`KafkaZkClient.conditional_update_path`), keeping the leader epoch and the deciding controller's
 epoch. On success the new ISR and zkVersion are cached and the change is recorded for an

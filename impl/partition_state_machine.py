@@ -116,7 +116,7 @@ class PartitionStateMachine:
         except ControllerMovedException:
             log.error("Controller moved to another broker when moving some partitions to %s state", target.name)
             raise
-        except Exception as error:   # noqa: BLE001 - Kafka's `case e: Throwable`
+        except Exception as error:   # Kafka's `case e: Throwable`
             # kafka@2.6.x:core/src/main/scala/kafka/controller/PartitionStateMachine.scala
             # `handleStateChanges` (lines 161-167): every partition fails and the caller goes on.
             # ZooKeeper errors are per-partition failures below, so only a bug lands here; the
@@ -151,7 +151,8 @@ class PartitionStateMachine:
         self._context.put_partition_state(tp, target)
 
     def _do_handle_state_changes(self, partitions: list[TopicPartition], target: P,
-                                 strategy: PartitionLeaderElectionStrategy | None) -> dict[TopicPartition, LeaderAndIsr]:
+                                 strategy: PartitionLeaderElectionStrategy | None
+                                 ) -> dict[TopicPartition, LeaderAndIsr]:
         ctx = self._context
         valid = self._check_valid(partitions, target)
         if target is P.OnlinePartition:
@@ -190,7 +191,7 @@ class PartitionStateMachine:
         except ControllerMovedException:
             log.error("Controller moved to another broker when trying to create the topic partition state znode")
             raise
-        except Exception as error:   # noqa: BLE001 - Kafka's `case e: Exception`
+        except Exception as error:   # Kafka's `case e: Exception`
             # kafka@2.6.x:core/src/main/scala/kafka/controller/PartitionStateMachine.scala
             # `initializeLeaderAndIsrForPartitions` (lines 250-258): a ZooKeeper client error fails
             # every partition (`logFailedStateChange`); they stay New and the batch is still sent.
@@ -198,9 +199,9 @@ class PartitionStateMachine:
                 self._log_failed_state_change(tp, P.NewPartition, error)
             return []
         done = []
-        for tp, error in sorted(outcome.items()):
-            if error is not None:
-                log.error("Failed to create the state znode of %s: %s", tp, error)
+        for tp, failure in sorted(outcome.items()):
+            if failure is not None:
+                log.error("Failed to create the state znode of %s: %s", tp, failure)
                 continue
             info = states[tp]
             ctx.put_partition_leadership_info(tp, info)
@@ -228,14 +229,15 @@ class PartitionStateMachine:
         ctx = self._context
         try:
             states = self._zk.get_topic_partition_states(partitions, watch=self._state_reads_watch)
-        except Exception as error:   # noqa: BLE001 - Kafka's `case e: Exception`
+        except Exception as error:   # Kafka's `case e: Exception`
             # kafka@2.6.x:core/src/main/scala/kafka/controller/PartitionStateMachine.scala
             # `doElectLeaderForPartitions` (lines 372-377): a failed `getTopicPartitionStatesRaw`
-            # fails every partition, none retried; they keep their state (review D10).
+            # fails every partition, none retried; they keep their state.
             for tp in partitions:
                 self._log_failed_state_change(tp, P.OnlinePartition, error)
             return {}, []
         elected: dict[TopicPartition, tuple[ElectionResult, LeaderAndIsr]] = {}
+        new: dict[TopicPartition, LeaderAndIsr] = {}
         for tp in partitions:
             state = states.get(tp)
             if state is None:
@@ -254,10 +256,10 @@ class PartitionStateMachine:
                 log.error("Failed to elect leader for partition %s under strategy %s", tp, strategy.value)
                 continue
             elected[tp] = (election, current)
+            new[tp] = election.leader_and_isr
         if not elected:
             return {}, []
-        result = self._zk.update_leader_and_isr({tp: e.leader_and_isr for tp, (e, _) in elected.items()},
-                                                ctx.epoch, ctx.epoch_zk_version)
+        result = self._zk.update_leader_and_isr(new, ctx.epoch, ctx.epoch_zk_version)
         done: dict[TopicPartition, LeaderAndIsr] = {}
         for tp, outcome in sorted(result.finished_partitions.items()):
             if isinstance(outcome, Exception):
@@ -271,7 +273,8 @@ class PartitionStateMachine:
             done[tp] = outcome
             unclean = " unclean" if election.unclean else ""
             self._timeline.append("leader", self.controller_id, epoch=ctx.epoch, partition=str(tp),
-                                  detail=f"leader {outcome.leader} epoch {outcome.leader_epoch} isr {list(outcome.isr)} "
+                                  detail=f"leader {outcome.leader} epoch {outcome.leader_epoch} "
+                                         f"isr {list(outcome.isr)} "
                                          f"({strategy.value}{unclean} election; was {old.leader})")
         return done, list(result.partitions_to_retry)
 

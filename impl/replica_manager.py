@@ -1,6 +1,6 @@
 """`ReplicaManager`: a broker applying the controller's requests, and its leaders' ISR maintenance.
 
-kafka@2.6.x:core/src/main/scala/kafka/server/ReplicaManager.scala (reference §3.5, §3.6). The fencing
+kafka@2.6.x:core/src/main/scala/kafka/server/ReplicaManager.scala. The fencing
 is exactly the model's (model/broker.py `deliver`); `KafkaApis` has already rejected a request
 stamped with an older broker epoch (KIP-380) before it gets here.
 
@@ -142,7 +142,8 @@ class ReplicaManager:
             return StopReplicaResponse(Errors.NONE, tuple(errors))
 
     def _fenced(self, request, error: Errors, response_type):
-        self._timeline.append("fenced", request.controller_id, epoch=request.controller_epoch, peer=self.local_broker_id,
+        self._timeline.append("fenced", request.controller_id, epoch=request.controller_epoch,
+                              peer=self.local_broker_id,
                               detail=f"{request.api_key.value} from controller epoch {request.controller_epoch} "
                                      f"< {self.controller_epoch}: {error.name}")
         return response_type(error)
@@ -181,7 +182,8 @@ class ReplicaManager:
     def znode_controller_epoch(self, tp: TopicPartition) -> int:
         """The controller epoch stored in `tp`'s state znode (read without a watch)."""
         data, stat = self._zk.get_data_and_stat_unwatched(TopicPartitionStateZNode.path(tp))
-        return -1 if data is None else TopicPartitionStateZNode.decode(data, stat.version).controller_epoch
+        state = None if data is None else TopicPartitionStateZNode.decode(data, stat.version)
+        return -1 if state is None else state.controller_epoch
 
     def maybe_propagate_isr_changes(self, force: bool = False) -> None:
         """`maybePropagateIsrChanges`: one notification znode for the changes recorded so far."""
@@ -257,4 +259,5 @@ class ReplicaManager:
 def _summary(request, errors) -> str:
     applied = [str(tp) for tp, e in errors if e is Errors.NONE]
     ignored = [f"{tp}:{e.name}" for tp, e in errors if e is not Errors.NONE]
-    return f"{request.api_key.value}(c{request.controller_epoch}) applied {applied}" + (f" ignored {ignored}" if ignored else "")
+    head = f"{request.api_key.value}(c{request.controller_epoch}) applied {applied}"
+    return head + (f" ignored {ignored}" if ignored else "")

@@ -95,13 +95,13 @@ class ReplicaStateMachine:
             by_broker.setdefault(replica.replica, []).append(replica)
         try:
             # `replicas.groupBy(_.replica)`: each group in turn, first met first, as the model
-            # (review D9, docs/model.md: Kafka's hash-map order is some fixed order of the ids).
+            # (Kafka's hash-map order is some fixed order of the ids: docs/model.md, "Abstractions and omissions").
             for replica_id in by_broker:
                 self._do_handle_state_changes(replica_id, by_broker[replica_id], target)
         except ControllerMovedException:
             log.error("Controller moved to another broker when moving some replicas to %s state", target.name)
             raise
-        except Exception as error:   # noqa: BLE001 - Kafka's `case e: Throwable`
+        except Exception as error:   # Kafka's `case e: Throwable`
             # kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala
             # `handleStateChanges` (lines 114-119): logged, the caller goes on. ZooKeeper errors are
             # per-partition failures below, so only a bug lands here; the batch is dropped.
@@ -138,7 +138,7 @@ class ReplicaStateMachine:
         else:
             self._context.put_replica_state(replica, target)
 
-    def _do_handle_state_changes(self, replica_id: int, replicas: list[PartitionAndReplica], target: R) -> None:
+    def _do_handle_state_changes(self, replica_id: int, replicas: list[PartitionAndReplica], target: R) -> None:  # noqa: C901 - one arm per target state
         ctx = self._context
         batch = self._batch
         valid = self._check_valid(replicas, target)
@@ -172,7 +172,8 @@ class ReplicaStateMachine:
                 self._transition(replica, R.OnlineReplica)
         elif target is R.OfflineReplica:
             for replica in valid:
-                batch.add_stop_replica_request_for_brokers([replica_id], replica.topic_partition, delete_partition=False)
+                batch.add_stop_replica_request_for_brokers([replica_id], replica.topic_partition,
+                                                           delete_partition=False)
             with_info = [r for r in valid if r.topic_partition in ctx.partition_leadership_info]
             without_info = [r for r in valid if r.topic_partition not in ctx.partition_leadership_info]
             updated = self._remove_replicas_from_isr(replica_id, [r.topic_partition for r in with_info])
@@ -220,7 +221,7 @@ class ReplicaStateMachine:
         ctx = self._context
         try:
             states = self._zk.get_topic_partition_states(partitions, watch=self._state_reads_watch)
-        except Exception as error:   # noqa: BLE001 - Kafka's `case e: Exception`
+        except Exception as error:   # Kafka's `case e: Exception`
             # kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala
             # `getTopicPartitionStatesFromZk` (lines 387-392): every partition fails
             # (`logFailedStateChange`), none is cached or retried, their replicas keep their state.
@@ -266,6 +267,7 @@ class ReplicaStateMachine:
             ctx.put_partition_leadership_info(tp, info)
             finished[tp] = info
             self._timeline.append("leader", self.controller_id, epoch=ctx.epoch, partition=str(tp),
-                                  detail=f"leader {outcome.leader} epoch {outcome.leader_epoch} isr {list(outcome.isr)} "
+                                  detail=f"leader {outcome.leader} epoch {outcome.leader_epoch} "
+                                         f"isr {list(outcome.isr)} "
                                          f"(replica {replica_id} removed from the ISR)")
         return finished, list(result.partitions_to_retry)

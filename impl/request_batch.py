@@ -69,12 +69,12 @@ class ControllerBrokerRequestBatch:
                                         f"a new one. Some LeaderAndIsr state changes {self.leader_and_isr_request_map} "
                                         "might be lost")
         if self.stop_replica_request_map:
-            raise IllegalStateException("Controller to broker state change requests batch is not empty while creating a "
-                                        f"new one. Some StopReplica state changes {self.stop_replica_request_map} "
-                                        "might be lost")
+            raise IllegalStateException("Controller to broker state change requests batch is not empty while "
+                                        "creating a new one. Some StopReplica state changes "
+                                        f"{self.stop_replica_request_map} might be lost")
         if self.update_metadata_request_broker_set:
-            raise IllegalStateException("Controller to broker state change requests batch is not empty while creating a "
-                                        "new one. Some UpdateMetadata state changes to brokers "
+            raise IllegalStateException("Controller to broker state change requests batch is not empty while "
+                                        "creating a new one. Some UpdateMetadata state changes to brokers "
                                         f"{self.update_metadata_request_broker_set} with partition info "
                                         f"{self.update_metadata_request_partition_info_map} might be lost")
 
@@ -169,6 +169,7 @@ class ControllerBrokerRequestBatch:
             if broker_id not in live:
                 continue
             states = self.stop_replica_request_map[broker_id]
-            request = StopReplicaRequest(self.controller_id, controller_epoch, self._context.live_broker_epoch(broker_id),
+            request = StopReplicaRequest(self.controller_id, controller_epoch,
+                                         self._context.live_broker_epoch(broker_id),
                                          tuple(states[tp] for tp in sorted(states)))
             self._channel_manager.send_request(broker_id, request, self._stop_replica_callback(broker_id, request))

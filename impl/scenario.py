@@ -27,7 +27,8 @@ timeout), `restart`, `bounce` (crash and restart at once: a fast bounce), `expir
 `partition`, `replicas`), `preferred_election` (`topic`, `partition`), `move_controller` (delete
 /controller), `sleep` (`seconds`). A `broker` is an id, `"controller"` (the current controller),
 `"leader:<topic>-<partition>"` (that partition's current leader) or `"random"` (a running broker,
-or for `restart` a stopped one, drawn with the `--seed`). Every problem is a `ScenarioError` naming the step and the field.
+or for `restart` a stopped one, drawn with the `--seed`). Every problem is a `ScenarioError` naming
+the step and the field.
 """
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ class Scenario:
             if key not in known:
                 raise ScenarioError(f"{where}: unknown key `{key}`; known keys are {', '.join(sorted(known))}")
         brokers = values.get("brokers")
-        if brokers is not None and (isinstance(brokers, bool) or not isinstance(brokers, int) or not 1 <= brokers <= 16):
+        if brokers is not None and (isinstance(brokers, bool) or not isinstance(brokers, int)
+                                    or not 1 <= brokers <= 16):
             raise ScenarioError(f"{where}: `brokers` = {brokers!r} must be a whole number in 1..16")
         config = values.get("config", {})
         if not isinstance(config, Mapping):
@@ -146,7 +148,8 @@ def _broker(cluster, value: Any, rng: random.Random, where: str, running: bool =
         if state is None or state.leader_and_isr.leader < 0:
             raise ScenarioError(f"{where}: {value[len('leader:'):]} has no leader right now")
         return state.leader_and_isr.leader
-    raise ScenarioError(f"{where}: broker {value!r} must be an id, \"controller\", \"leader:<topic>-<p>\" or \"random\"")
+    raise ScenarioError(f"{where}: broker {value!r} must be an id, \"controller\", \"leader:<topic>-<p>\" "
+                        "or \"random\"")
 
 
 def apply_step(cluster, step: Mapping[str, Any], rng: random.Random, where: str) -> None:
@@ -157,22 +160,8 @@ def apply_step(cluster, step: Mapping[str, Any], rng: random.Random, where: str)
         for b in brokers:
             cluster.start_broker(_broker(cluster, b, rng, where))
     elif action in ("crash", "restart", "bounce", "expire_session", "controlled_shutdown"):
-        b = _broker(cluster, step["broker"], rng, where, running=action != "restart")
-        running = cluster.is_up(b)
-        if action == "restart":
-            if running:
-                raise ScenarioError(f"{where}: broker {b} is running; crash or shut it down first")
-            cluster.start_broker(b)
-        elif not running:
-            raise ScenarioError(f"{where}: broker {b} is not running")
-        elif action == "crash":
-            cluster.crash_broker(b)
-        elif action == "bounce":
-            cluster.bounce_broker(b)
-        elif action == "expire_session":
-            cluster.expire_session(b)
-        else:
-            cluster.controlled_shutdown(b)
+        _apply_broker_step(cluster, action, _broker(cluster, step["broker"], rng, where, running=action != "restart"),
+                           where)
     elif action == "create_topic":
         cluster.create_topic(step["topic"], _assignment(cluster, step, where))
     elif action == "delete_topic":
@@ -189,6 +178,25 @@ def apply_step(cluster, step: Mapping[str, Any], rng: random.Random, where: str)
         cluster.move_controller()
     elif action == "sleep":
         time.sleep(float(step["seconds"]))
+
+
+def _apply_broker_step(cluster, action: str, b: int, where: str) -> None:
+    """A step on one broker: a restart needs it stopped, the others need it running."""
+    running = cluster.is_up(b)
+    if action == "restart":
+        if running:
+            raise ScenarioError(f"{where}: broker {b} is running; crash or shut it down first")
+        cluster.start_broker(b)
+    elif not running:
+        raise ScenarioError(f"{where}: broker {b} is not running")
+    elif action == "crash":
+        cluster.crash_broker(b)
+    elif action == "bounce":
+        cluster.bounce_broker(b)
+    elif action == "expire_session":
+        cluster.expire_session(b)
+    else:
+        cluster.controlled_shutdown(b)
 
 
 def _existing_topic(cluster, topic: Any, where: str) -> set[int]:

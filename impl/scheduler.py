@@ -136,14 +136,30 @@ class Scheduler:
                 out.append(NoticeExpiry(b))
             if not server.controller.event_manager.is_empty():
                 out.append(RunEvent(b))
-            state = server.shutdown_state
             if server.zk_session_believed_alive and live:
-                if ((state is ControlledShutdownState.NONE and budget.controlled_shutdowns > 0)
-                        or (state is ControlledShutdownState.RETRY and server.can_retry_controlled_shutdown())):
-                    out.append(RequestControlledShutdown(b))
-                if state is ControlledShutdownState.DONE or (state is ControlledShutdownState.RETRY
-                                                             and not server.can_retry_controlled_shutdown()):
-                    out.append(FinishShutdown(b))
+                out.extend(self._shutdown_choices(b, budget))
+        out.extend(self._deliveries())
+        out.extend(DeliverWatch(p) for p in c.zookeeper.pending_watch_events())
+        out.extend(self._isr_choices(budget))
+        return out
+
+    def _shutdown_choices(self, b: int, budget: FaultBudget) -> list[Choice]:
+        """Broker `b` (up, its session live) asks for a controlled shutdown, or finishes one."""
+        server = self.cluster.servers[b]
+        state = server.shutdown_state
+        out: list[Choice] = []
+        if ((state is ControlledShutdownState.NONE and budget.controlled_shutdowns > 0)
+                or (state is ControlledShutdownState.RETRY and server.can_retry_controlled_shutdown())):
+            out.append(RequestControlledShutdown(b))
+        if state is ControlledShutdownState.DONE or (state is ControlledShutdownState.RETRY
+                                                     and not server.can_retry_controlled_shutdown()):
+            out.append(FinishShutdown(b))
+        return out
+
+    def _deliveries(self) -> list[Choice]:
+        """A queued request from a running controller to a reachable broker."""
+        c = self.cluster
+        out: list[Choice] = []
         for src in range(c.cfg.brokers):
             if not c.is_up(src):
                 continue
@@ -151,8 +167,6 @@ class Scheduler:
             for dst in sorted(channels.brokers()):
                 if channels.queued_requests(dst) and c.network.is_up(dst):
                     out.append(Deliver(src, dst))
-        out.extend(DeliverWatch(p) for p in c.zookeeper.pending_watch_events())
-        out.extend(self._isr_choices(budget))
         return out
 
     def _isr_choices(self, budget: FaultBudget) -> list[Choice]:
@@ -189,32 +203,31 @@ class Scheduler:
     def run(self, choice: Choice, budget: FaultBudget | None = None) -> None:
         """Make `choice` (charging `budget` for a fault)."""
         c = self.cluster
-        kind = type(choice)
         if budget is not None:
             self._charge(choice, budget)
-        if kind is RunEvent:
+        if type(choice) is RunEvent:
             c.run_event(choice.broker)
-        elif kind is Deliver:
+        elif type(choice) is Deliver:
             c.deliver(choice.src, choice.dst)
-        elif kind is DeliverWatch:
+        elif type(choice) is DeliverWatch:
             c.zookeeper.deliver_watch_event(choice.pending)
-        elif kind is StartBroker:
+        elif type(choice) is StartBroker:
             c.start_broker(choice.broker)
-        elif kind is CrashBroker:
+        elif type(choice) is CrashBroker:
             c.crash_broker(choice.broker)
-        elif kind is ExpireSession:
+        elif type(choice) is ExpireSession:
             c.expire_session(choice.broker)
-        elif kind is NoticeExpiry:
+        elif type(choice) is NoticeExpiry:
             c.notice_expiry(choice.broker)
-        elif kind is LoseAck:
+        elif type(choice) is LoseAck:
             c.lose_next_ack(choice.broker)
-        elif kind is ShrinkIsr:
+        elif type(choice) is ShrinkIsr:
             c.shrink_isr(choice.broker, choice.partition, choice.follower)
-        elif kind is ExpandIsr:
+        elif type(choice) is ExpandIsr:
             c.expand_isr(choice.broker, choice.partition, choice.follower)
-        elif kind is RequestControlledShutdown:
+        elif type(choice) is RequestControlledShutdown:
             c.request_controlled_shutdown(choice.broker)
-        elif kind is FinishShutdown:
+        elif type(choice) is FinishShutdown:
             c.finish_shutdown(choice.broker)
         else:
             raise TypeError(f"not a scheduler choice: {choice!r}")

@@ -30,9 +30,11 @@ abstraction (`kcm.impl.abstraction.abstract`) can number broker epochs 1, 2, 3..
 
 `StepCluster.initial(cfg)` is the model's `init_states(cfg)`: the topics exist with Kafka's default
 spread and every broker has just started.
-"""
+"""  # noqa: E501 - the table is wider than a line
 
 from __future__ import annotations
+
+import dataclasses
 
 from kcm.impl import controller_events as ev
 from kcm.impl.kafka_config import KafkaConfig
@@ -154,6 +156,10 @@ class StepCluster:
         self.timeline.append("broker", b, detail=f"ZooKeeper {what} during a partition-state write ({event})")
         return event
 
+    def run_event_dropping_connection(self, b: int) -> ev.ControllerEvent:
+        """`ZkConnectionLoss(b)`: `run_event_losing_reply` with the connection dropped."""
+        return self.run_event_losing_reply(b, drop_connection=True)
+
     def run_event(self, b: int) -> ev.ControllerEvent:
         server = self.server(b)
         event = server.controller.event_manager.process_one()
@@ -202,8 +208,13 @@ class StepCluster:
     def admin_reassign(self, tp: TopicPartition, target: tuple[int, ...]) -> None:
         self.admin.create_partition_reassignment({tp: list(target)})
 
-    def admin_delete_topic(self, topic: str) -> None:
-        self.admin.create_delete_topic_path(topic)
+    def admin_reassign_partitions(self, targets: tuple[tuple[int, tuple[int, ...]], ...]) -> None:
+        """One `/admin/reassign_partitions` naming several partitions (the model's
+        `AdminReassignPartitions`, flat partition numbers)."""
+        self.admin.create_partition_reassignment({self.layout.tp(p): list(r) for p, r in targets})
+
+    def admin_delete_topic(self, t: int) -> None:
+        self.admin.create_delete_topic_path(self.layout.topics[t])
 
     def admin_create_topic(self, t: int, replicas: tuple = ()) -> None:
         """Create topic `t` with its partitions on `replicas` (one list per partition), or on the
@@ -221,65 +232,28 @@ class StepCluster:
     def _spend(self, budget: Budget) -> None:
         self.spent[budget] += 1
 
-    def apply(self, action) -> None:  # noqa: C901 - one arm per action, as the model's `_apply`
-        """Perform the implementation's counterpart of the model action `action`."""
-        kind = type(action)
-        layout = self.layout
-        if kind is a.ControllerProcessEvent:
-            self.run_event(action.broker)
-        elif kind is a.NetworkDeliver:
-            self.deliver(action.src, action.dst)
-        elif kind is a.BrokerStart:
-            self.start_broker(action.broker)
-        elif kind is a.BrokerCrash:
-            self._spend(Budget.BROKER_CRASHES)
-            self.crash_broker(action.broker)
-        elif kind is a.ZkSessionExpire:
-            if self.is_up(action.broker):
-                self._spend(Budget.SESSION_EXPIRIES)
-            self.expire_session(action.broker)
-        elif kind is a.BrokerNoticeExpiry:
-            self.notice_expiry(action.broker)
-        elif kind is a.LeaderShrinkIsr:
-            self._spend(Budget.LEADER_ISR_SHRINKS)
-            self.shrink_isr(action.broker, layout.tp(action.partition), action.follower)
-        elif kind is a.LeaderExpandIsr:
-            self.expand_isr(action.broker, layout.tp(action.partition), action.follower)
-        elif kind is a.BrokerRequestControlledShutdown:
-            if self.server(action.broker).shutdown_state is ControlledShutdownState.NONE:
-                self._spend(Budget.CONTROLLED_SHUTDOWNS)
-            self.request_controlled_shutdown(action.broker)
-        elif kind is a.BrokerShutdown:
-            self.finish_shutdown(action.broker)
-        elif kind is a.AdminPreferredElection:
-            self._spend(Budget.PREFERRED_ELECTIONS)
-            self.admin_preferred_election(layout.tp(action.partition))
-        elif kind is a.AdminReassign:
-            self._spend(Budget.REASSIGNMENTS)
-            self.admin_reassign(layout.tp(action.partition), action.target)
-        elif kind is a.AdminReassignPartitions:
-            self._spend(Budget.REASSIGNMENTS)
-            self.admin.create_partition_reassignment({layout.tp(p): list(t) for p, t in action.targets})
-        elif kind is a.AdminDeleteTopic:
-            self._spend(Budget.TOPIC_DELETIONS)
-            self.admin_delete_topic(layout.topics[action.topic])
-        elif kind is a.AdminCreateTopic:
-            self._spend(Budget.TOPIC_CREATIONS)
-            self.admin_create_topic(action.topic, action.replicas)
-        elif kind is a.AdminMoveController:
-            self._spend(Budget.CONTROLLER_MOVES)
-            self.admin_move_controller()
-        elif kind is a.SchedulerAutoRebalance:
-            self._spend(Budget.AUTO_REBALANCES)
-            self.auto_rebalance(action.broker)
-        elif kind is a.ZkLoseReply:
-            self._spend(Budget.LOST_ACKS)
-            self.run_event_losing_reply(action.broker)
-        elif kind is a.ZkConnectionLoss:
-            self._spend(Budget.CONNECTION_LOSSES)
-            self.run_event_losing_reply(action.broker, drop_connection=True)
-        else:
+    def apply(self, action: a.Action) -> None:
+        """Perform the implementation's counterpart of the model action `action`: the method its
+        kind names (`kcm.model.actions.KINDS`, `counterpart`), given the action's fields, a
+        partition as the implementation's topic-partition. A bounded kind spends its budget as the
+        model's step does (`_spends`)."""
+        kind = a.KIND_OF.get(type(action))
+        if kind is None:
             raise TypeError(f"not a model action: {action!r}")
+        if kind.budget is not None and self._spends(action):
+            self._spend(kind.budget)
+        args = [self.layout.tp(getattr(action, f.name)) if f.name == "partition" else getattr(action, f.name)
+                for f in dataclasses.fields(action)]
+        getattr(self, kind.counterpart)(*args)
+
+    def _spends(self, action: a.Action) -> bool:
+        """Whether `action` spends its budget now: a dead broker's session expiring heals, and a
+        refused controlled shutdown retries for free (the model's `spec._SPENDS_WHEN`)."""
+        if type(action) is a.ZkSessionExpire:
+            return self.is_up(action.broker)
+        if type(action) is a.BrokerRequestControlledShutdown:
+            return self.server(action.broker).shutdown_state is ControlledShutdownState.NONE
+        return True
 
     def close(self) -> None:
         for server in self.servers.values():

@@ -17,6 +17,7 @@ so that the model's state invariants can be checked on a running cluster.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
@@ -32,7 +33,7 @@ from kcm.impl.network import Network
 from kcm.impl.timeline import Timeline
 from kcm.impl.zk.memory import Delivery, MemoryZooKeeperServer
 from kcm.impl.zk.protocol import NoNodeError, ZooKeeper
-from kcm.impl.zk_data import ControllerZNode, TopicPartition
+from kcm.impl.zk_data import ControllerZNode, LeaderIsrAndControllerEpoch, TopicPartition
 from kcm.model.cluster import Budget, Cluster
 
 
@@ -74,7 +75,8 @@ class ImplementationBug(AssertionError):
 
 class ThreadedCluster:
     def __init__(self, brokers: int, *, zookeeper: str = "memory", config: KafkaConfig | None = None,
-                 timeline: Timeline | None = None, connect_timeout_s: float = 5.0, session_timeout_s: float = 1.0) -> None:
+                 timeline: Timeline | None = None, connect_timeout_s: float = 5.0,
+                 session_timeout_s: float = 1.0) -> None:
         self.brokers = brokers
         self.config = config or KafkaConfig()
         self.timeline = timeline or Timeline()
@@ -88,9 +90,12 @@ class ThreadedCluster:
         self._pending_expiry: dict[int, threading.Timer] = {}
         #: The chroot of the run on a real ZooKeeper (None on the embedded one); the caller removes it.
         self.chroot: str | None = None
+        #: What the abstraction reads ZooKeeper through: the embedded server itself, or a view of the real one.
+        self.zookeeper: MemoryZooKeeperServer | ZooKeeperView
         if zookeeper == "memory":
-            self.zookeeper = MemoryZooKeeperServer(Delivery.IMMEDIATE)
-            self._connect: Callable[[], ZooKeeper] = self.zookeeper.connect
+            server = MemoryZooKeeperServer(Delivery.IMMEDIATE)
+            self.zookeeper = server
+            self._connect: Callable[[], ZooKeeper] = server.connect
         else:
             from kcm.impl.zk.kazoo_backend import KazooZooKeeper  # kazoo is loaded only for a real server
 
@@ -175,12 +180,11 @@ class ThreadedCluster:
         if isinstance(self.zookeeper, MemoryZooKeeperServer):
             self.zookeeper.expire_session(session.session_id)
         else:
-            from kcm.impl.zk.kazoo_backend import expire_session
+            from kcm.impl.zk.kazoo_backend import KazooZooKeeper, expire_session
 
-            try:
+            assert isinstance(session, KazooZooKeeper), "on a real ZooKeeper the sessions are kazoo's"
+            with contextlib.suppress(Exception):  # the session was already gone
                 expire_session(session)
-            except Exception:   # the session was already gone
-                pass
         self.timeline.append("broker", server.broker_id, detail="ZooKeeper session expired")
 
     def controlled_shutdown(self, b: int) -> bool:
@@ -189,7 +193,8 @@ class ThreadedCluster:
 
     def controller_id(self) -> int:
         data, _ = self.admin.get_data_and_stat(ControllerZNode.path)
-        return -1 if data is None else ControllerZNode.decode(data)
+        controller = None if data is None else ControllerZNode.decode(data)
+        return -1 if controller is None else controller
 
     # ---- admin -----------------------------------------------------------------------------------
 
@@ -206,12 +211,10 @@ class ThreadedCluster:
         self.admin.create_preferred_replica_election([tp])
 
     def move_controller(self) -> None:
-        try:
+        with contextlib.suppress(NoNodeError):
             self.admin.zookeeper.delete(ControllerZNode.path)
-        except NoNodeError:
-            pass
 
-    def partition_states(self) -> dict[TopicPartition, tuple[tuple[int, ...], object]]:
+    def partition_states(self) -> dict[TopicPartition, tuple[tuple[int, ...], LeaderIsrAndControllerEpoch | None]]:
         """Every partition: (replicas, its state znode or None), read from ZooKeeper."""
         out = {}
         topics = self.admin.get_all_topics_in_cluster()
@@ -275,12 +278,8 @@ class ThreadedCluster:
         for server in list(self.servers.values()):
             if server.alive:
                 server.crash()
-            try:
+            with contextlib.suppress(Exception):
                 server.zk_client.close()   # the dead process's session too: nothing may outlive the run
-            except Exception:
-                pass
-        try:
+        with contextlib.suppress(Exception):
             self.admin.close()
-        except Exception:
-            pass
 

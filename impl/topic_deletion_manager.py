@@ -1,6 +1,6 @@
 """`TopicDeletionManager`: deleting the topics queued under /admin/delete_topics, replica by replica.
 
-kafka@2.6.x:core/src/main/scala/kafka/controller/TopicDeletionManager.scala (reference §2.5). A topic
+kafka@2.6.x:core/src/main/scala/kafka/controller/TopicDeletionManager.scala. A topic
 queued for deletion is *ineligible* while one of its replicas is on a dead broker or one of its
 partitions is being reassigned. Deletion (`on_topic_deletion`) moves the partitions Offline ->
 NonExistent, tells every broker (UpdateMetadata with leader -2), then `on_partition_deletion`: dead
@@ -113,7 +113,7 @@ class TopicDeletionManager:
             if ctx.are_all_replicas_in_state(topic, R.ReplicaDeletionSuccessful):
                 self._complete_delete_topic(topic)
                 log.info("Deletion of topic %s successfully completed", topic)
-            elif not ctx.is_any_replica_in_state(topic, R.ReplicaDeletionStarted):
+            elif not ctx.is_any_replica_in_state(topic, R.ReplicaDeletionStarted):  # noqa: SIM102 - nested as in Kafka
                 if ctx.is_any_replica_in_state(topic, R.ReplicaDeletionIneligible):
                     retry.add(topic)
             if self._is_topic_eligible_for_deletion(topic):

@@ -1,7 +1,7 @@
 """Kafka's ZooKeeper layout: the znode paths the controller uses and their JSON formats.
 
 One class per znode family, named after its object in kafka@2.6.x:core/src/main/scala/kafka/zk/ZkData.scala,
-each with `path` and `encode`/`decode` (reference §6.1). The formats are Kafka 2.6's:
+each with `path` and `encode`/`decode`. The formats are Kafka 2.6's:
 
     /controller
         {"version":1,"brokerid":1,"timestamp":"1600000000000"}

@@ -8,6 +8,7 @@ never a traceback.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import signal
 import sys
@@ -74,7 +75,8 @@ def _main(argv: list[str] | None) -> int:
         click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
         return EXIT_USAGE
     except click.UsageError as exc:
-        hint = f" (see 'kcm {exc.ctx.command_path.partition(' ')[2]} --help')".replace("kcm  ", "kcm ") if exc.ctx else ""
+        hint = (f" (see 'kcm {exc.ctx.command_path.partition(' ')[2]} --help')".replace("kcm  ", "kcm ")
+                if exc.ctx else "")
         return _fail(f"{exc.format_message()}{hint}", EXIT_USAGE)
     except click.ClickException as exc:
         return _fail(exc.format_message(), EXIT_USAGE)
@@ -102,8 +104,8 @@ def exit_without_teardown(code: int) -> NoReturn:
 
     After a large exploration the heap holds millions of objects (the visited set, the model's
     fingerprint, renaming and codec caches). Finalizing the interpreter frees them one by one and
-    runs a last collection over them: 6.6 s after `deep` to depth 7, 911,102 states
-    (docs/benchmarks.md, "Leaving the process"), for memory the OS takes back at once anyway.
+    runs a last collection over them, which takes seconds (docs/benchmarks.md, "Leaving the
+    process"), for memory the OS takes back at once anyway.
     Once `main` has returned, every report is written (each through `with` or `Path.write_text`),
     so what a normal exit still does that matters is done here: the exit handlers run (PySpark's
     stop the JVM; logging flushes) and the standard streams are flushed; then `os._exit` ends the
@@ -113,10 +115,8 @@ def exit_without_teardown(code: int) -> NoReturn:
         sys.exit(code)
     atexit._run_exitfuncs()  # what Py_Finalize would call first; CPython's, stable since 3.0
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe (`kcm ... | head`): nothing left to say
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe (`kcm ... | head`): nothing left to say
-            pass
     os._exit(code)
 
 

@@ -1,10 +1,10 @@
 """The model and the explorers' hot modules compiled with Cython, used only while up to date.
 
-Why. The explorer's time is spread over the whole model (the step ~30%, the ~60 properties ~27%,
-fingerprints and renamings ~25%, the explorer loop ~10%: docs/benchmarks.md), so no single function
-is worth rewriting, but the interpreter's own overhead is paid everywhere. Cython compiles the
-same `.py` files, unchanged and without type declarations, to C extension modules: 1.41x fewer
-CPU seconds on the whole `default` (docs/benchmarks.md, "Compiled with Cython").
+Why. The explorer's time is spread over the whole model (the step, the properties, fingerprints
+and renamings, the explorer loop: docs/benchmarks.md, "A faster step"), so no single function is
+worth rewriting, but the interpreter's own overhead is paid everywhere. Cython compiles the same
+`.py` files, unchanged and without type declarations, to C extension modules, which pay less of it
+(docs/benchmarks.md, "Compiled with Cython").
 
 One source. The `.py` files stay the only source; the compiled modules are a cache of them:
 
@@ -24,7 +24,7 @@ One source. The `.py` files stay the only source; the compiled modules are a cac
 
 `kcm explore` and `kcm check` say in their header which it is ("compiled" or "pure Python").
 Mutation testing runs from source: it traces which lines of the clean model run, which compiled
-code does not report, so `checker/mutate.py` refuses a compiled model (one line), `kcm mutate`
+code does not report, so `checker/mutation/baseline.py` refuses a compiled model (one line), `kcm mutate`
 restarts itself with `KCM_PURE=1`, and `make test` runs the mutation tests in a pure-Python pass
 (`tests/conftest.py`, `PURE_ONLY`, marked `pure_only`).
 """

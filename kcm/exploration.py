@@ -30,6 +30,7 @@ from kcm.checker.engine.errors import (
     write_or_fail,
 )
 from kcm.checker.engine.liveness import LIVENESS_PROPERTIES, check_liveness
+from kcm.checker.engine.model_spec import ModelSpec
 from kcm.checker.engine.result import VIOLATION, CheckResult
 from kcm.checker.engine.runs import explore_runs
 from kcm.checker.engine.traces import write_counterexample
@@ -39,9 +40,17 @@ from kcm.model.config import ConfigError, ModelConfig
 from kcm.model.variants import ALL_VARIANTS
 from kcm.net import refusal
 
+#: What traces name to replay through: the Kafka model of a config given as plain fields.
 MODEL_FACTORY = "kcm.model.checking.kafka_model:model_for"
 #: What `--liveness` traces name: the model explored modulo controller epochs.
 QUOTIENT_MODEL_FACTORY = "kcm.model.checking.epoch_quotient:quotient_model_for"
+
+
+def trace_spec(cfg: ModelConfig, *, symmetry: bool = True, liveness: bool = False) -> ModelSpec:
+    """The model a trace of `cfg` names for its replay (`#meta.model_factory`, `model_args`)."""
+    if liveness:
+        return ModelSpec.of(QUOTIENT_MODEL_FACTORY, **config_fields(cfg))
+    return ModelSpec.of(MODEL_FACTORY, symmetry=symmetry, **config_fields(cfg))
 
 
 def with_variant(cfg: ModelConfig, variant: str | None) -> ModelConfig:
@@ -146,7 +155,7 @@ def reviewer_page(doc: dict, result: CheckResult | None, cfg: ModelConfig, trace
     for prop, path in trace_files.items():
         try:
             traces[prop] = read_itf(path)
-        except Exception:  # noqa: BLE001 - the page shows what it can; the ITF file is named in report.json
+        except Exception:  # the page shows what it can; the ITF file is named in report.json
             continue
     # The known Kafka 2.6 violations, where the checker reports them (the report's `known_violations`
     # entries, else the result's); a checker without them gives an empty list.
@@ -157,6 +166,64 @@ def reviewer_page(doc: dict, result: CheckResult | None, cfg: ModelConfig, trace
                                                                        **config_fields(cfg)},
                                    traces=traces, complete=bool(result is not None and result.complete),
                                    edge_counts=counts, known=known)
+
+
+def _print_summary(console: Console, result: CheckResult, live) -> None:
+    """The run's summary: the result's lines, the liveness check's, the disjoint runs, the table coverage."""
+    for line in result.summary_lines():
+        console.print(line)
+    if live is not None:
+        for line in live.summary_lines():
+            console.print(line)
+    runs = result.extra.get("runs")
+    if runs:
+        console.print(f"{len(runs)} disjoint runs, explored apart in {result.extra['processes']} processes: "
+                      + "; ".join(f"run {r['run']} {r['distinct']:,} distinct in {r['seconds']:.1f} s" for r in runs))
+    cov = result.coverage
+    taken = len([e for e in cov.edges_taken if e not in cov.outside_universe])
+    console.print(f"Table coverage: {taken} of {cov.edges_total} edges taken"
+                  + (f"; untaken: {', '.join(' '.join(map(str, e)) for e in cov.untaken)}" if cov.untaken else ""))
+    if cov.outside_universe:
+        console.print("Invalid transitions requested (logged and skipped, as Kafka 2.6 does): "
+                      + ", ".join(" ".join(map(str, e)) for e in cov.outside_universe))
+
+
+def _write_traces(console: Console, model, result: CheckResult, live, out: Path, name: str, cfg: ModelConfig,
+                  spec) -> dict[str, str]:
+    """Write each counterexample and each known Kafka 2.6 behaviour's trace to `out`; returns
+    {violated property or "known <name>": ITF file written}."""
+    files: dict[str, str] = {}
+
+    def write(trace, **meta):
+        # Every trace of this run names the same config and replays through the same factory.
+        return write_counterexample(model, trace, out, config={"preset": name, **config_fields(cfg)},
+                                    model_spec=spec, **meta)
+
+    for v in result.violations:
+        if v.trace is None:
+            continue
+        paths = write(v.trace, invariant=v.name, kind=v.kind, source=f"kcm explore {name}", loop=v.loop)
+        files[v.name] = str(paths["itf"])
+        shape = (f"{v.trace_length} steps" if v.loop is None else
+                 f"lasso: {v.loop} steps, then a cycle of {v.trace_length - v.loop} back to state {v.loop}")
+        console.print(f"  counterexample for {v.name}: {paths['text']} ({shape}), "
+                      f"ITF {paths['itf']}, diagram {paths['dot']}, replay {paths.get('replay')}")
+    for v in result.known_violations:
+        # Kafka 2.6's own behaviour (kcm.model.catalogue.findings): written beside the others so that a
+        # reviewer can read and replay it; it does not fail the verdict.
+        if v.trace is None:
+            continue
+        paths = write(v.trace, invariant=v.name, kind=v.kind, stem=f"known_{v.name}", source=f"kcm explore {name}",
+                      description=f"known Kafka 2.6 behaviour ({result.known_reasons.get(v.name, '')})")
+        files[f"known {v.name}"] = str(paths["itf"])
+        console.print(f"  known 2.6 behaviour {v.name}: {paths['text']} ({v.trace_length} steps)")
+    for k in live.known if live is not None else ():
+        paths = write(k.trace, invariant=f"known {k.known}", kind="liveness", stem=f"known_{k.known}",
+                      source=f"kcm explore --liveness {name}", loop=k.loop,
+                      description=f"known Kafka 2.6 loop {k.known} ({k.finding}), breaks {k.breaks}")
+        files[f"known {k.known}"] = str(paths["itf"])
+        console.print(f"  known loop {k.known} ({k.finding}): {paths['text']}")
+    return files
 
 
 def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: bool = True,
@@ -182,8 +249,7 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
     # Liveness explores modulo controller epochs, so that controller-move loops close into cycles
     # (kcm.model.checking.epoch_quotient); its traces replay through the same quotient model.
     model = EpochQuotientModel(cfg) if liveness else KafkaModel(cfg, symmetry=symmetry)
-    factory, factory_args = ((QUOTIENT_MODEL_FACTORY, config_fields(cfg)) if liveness
-                             else (MODEL_FACTORY, {"symmetry": symmetry, **config_fields(cfg)}))
+    spec = trace_spec(cfg, symmetry=symmetry, liveness=liveness)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     last = [0.0]
 
@@ -214,53 +280,8 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
         result = replace(result, violations=result.violations + live.violations,
                          verdict=VIOLATION if live.violations else result.verdict,
                          checked=result.checked + LIVENESS_PROPERTIES, extra={**result.extra, "liveness": live})
-    files: dict[str, str] = {}
-    for line in result.summary_lines():
-        console.print(line)
-    if live is not None:
-        for line in live.summary_lines():
-            console.print(line)
-    runs = result.extra.get("runs")
-    if runs:
-        console.print(f"{len(runs)} disjoint runs, explored apart in {result.extra['processes']} processes: "
-                      + "; ".join(f"run {r['run']} {r['distinct']:,} distinct in {r['seconds']:.1f} s" for r in runs))
-    cov = result.coverage
-    taken = len([e for e in cov.edges_taken if e not in cov.outside_universe])
-    console.print(f"Table coverage: {taken} of {cov.edges_total} edges taken"
-                  + (f"; untaken: {', '.join(' '.join(map(str, e)) for e in cov.untaken)}" if cov.untaken else ""))
-    if cov.outside_universe:
-        console.print("Invalid transitions requested (logged and skipped, as Kafka 2.6 does): "
-                      + ", ".join(" ".join(map(str, e)) for e in cov.outside_universe))
-    if out is not None:
-        def write(trace, **meta):
-            # Every trace of this run names the same config and replays through the same factory.
-            return write_counterexample(model, trace, out, config={"preset": name, **config_fields(cfg)},
-                                        model_factory=factory, model_args=factory_args, **meta)
-
-        for v in result.violations:
-            if v.trace is None:
-                continue
-            paths = write(v.trace, invariant=v.name, kind=v.kind, source=f"kcm explore {name}", loop=v.loop)
-            files[v.name] = str(paths["itf"])
-            shape = (f"{v.trace_length} steps" if v.loop is None else
-                     f"lasso: {v.loop} steps, then a cycle of {v.trace_length - v.loop} back to state {v.loop}")
-            console.print(f"  counterexample for {v.name}: {paths['text']} ({shape}), "
-                          f"ITF {paths['itf']}, diagram {paths['dot']}, replay {paths.get('replay')}")
-        for v in result.known_violations:
-            # Kafka 2.6's own behaviour (kcm.model.findings): written beside the others so that a
-            # reviewer can read and replay it; it does not fail the verdict.
-            if v.trace is None:
-                continue
-            paths = write(v.trace, invariant=v.name, kind=v.kind, stem=f"known_{v.name}", source=f"kcm explore {name}",
-                          description=f"known Kafka 2.6 behaviour ({result.known_reasons.get(v.name, '')})")
-            files[f"known {v.name}"] = str(paths["itf"])
-            console.print(f"  known 2.6 behaviour {v.name}: {paths['text']} ({v.trace_length} steps)")
-        for k in live.known if live is not None else ():
-            paths = write(k.trace, invariant=f"known {k.known}", kind="liveness", stem=f"known_{k.known}",
-                          source=f"kcm explore --liveness {name}", loop=k.loop,
-                          description=f"known Kafka 2.6 loop {k.known} ({k.finding}), breaks {k.breaks}")
-            files[f"known {k.known}"] = str(paths["itf"])
-            console.print(f"  known loop {k.known} ({k.finding}): {paths['text']}")
+    _print_summary(console, result, live)
+    files = _write_traces(console, model, result, live, out, name, cfg, spec) if out is not None else {}
     console.print(f"Explored in {time.perf_counter() - started:.1f} s.")
     return result, files
 
@@ -413,8 +434,7 @@ def run_simulation(console: Console, name: str, cfg: ModelConfig, *, runs: int, 
     v = result.violation
     model = KafkaModel(cfg)
     paths = write_counterexample(model, v.trace, out, invariant=v.name, kind=v.kind,
-                                 config={"preset": name, **config_fields(cfg)}, model_factory=MODEL_FACTORY,
-                                 model_args={"symmetry": True, **config_fields(cfg)},
+                                 config={"preset": name, **config_fields(cfg)}, model_spec=trace_spec(cfg),
                                  source=f"kcm explore --simulate {name}")
     console.print(f"  counterexample: {paths['text']} ({v.trace_length} steps), ITF {paths['itf']}")
     return EXIT_VIOLATION

@@ -1,12 +1,17 @@
 """The model's actions, named Actor+Verb as in TLA+ specs; each is one atomic step of the cluster.
 
-Healing actions (never bounded): `BrokerStart` (a restart), `ZkSessionExpire` of a dead broker's
-session, `BrokerNoticeExpiry`, `ControllerProcessEvent`, `NetworkDeliver`, `LeaderExpandIsr`,
-`BrokerShutdown` (finishing a controlled shutdown). Faults and admin operations, each bounded by
-the config: `BrokerCrash`, `ZkSessionExpire` of a live broker, `LeaderShrinkIsr`,
-`BrokerRequestControlledShutdown`, `AdminPreferredElection`, `AdminReassign`,
-`AdminReassignPartitions`, `AdminDeleteTopic`, `AdminCreateTopic`, `AdminMoveController`,
-`SchedulerAutoRebalance`, `ZkLoseReply`, `ZkConnectionLoss`.
+Each kind is declared once, in `KINDS` at the end: its class, its role (healing, fault or admin
+operation), the `Budget` that bounds it and the config field and `overlapping` name of that
+budget, its partial-order-reduction group (model/checking/footprints.py) and its counterpart in
+the implementation (the `kcm.impl.step_cluster.StepCluster` method that performs it in
+lock-step). Every other list of kinds is derived from `KINDS`, and the import checks that the
+declaration is complete: a kind added here without its record fails at import.
+
+Healing actions are never bounded: they take the cluster back to quiescence (`BrokerStart`, a
+restart; `BrokerNoticeExpiry`, `ControllerProcessEvent`, `NetworkDeliver`, `LeaderExpandIsr`,
+`BrokerShutdown`, finishing a controlled shutdown). Faults and admin operations each spend one
+of their budget. `ZkSessionExpire` is both: a fault for a live broker, healing for a dead one
+(the session of a dead broker always expires eventually).
 
 Watch notifications have no action of their own: ZooKeeper notifies the watcher in the same step
 as the write that fires the watch, and the watcher's ZooKeeper client thread only enqueues a
@@ -17,7 +22,11 @@ where Kafka's interleavings are.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import typing
+from dataclasses import dataclass, is_dataclass
+from enum import Enum
+
+from kcm.model.cluster import Budget
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,12 +187,159 @@ class SchedulerAutoRebalance:
     broker: int
 
 
+class Role(Enum):
+    """What an action kind is to the checkers: healing steps are unbounded and assumed weakly fair
+    (what `settle` takes), faults and admin operations are bounded, each by its own budget and
+    together by `max_faults` and `max_admin_ops`."""
+
+    HEALING = "healing"
+    FAULT = "fault"
+    ADMIN = "admin"
+
+
+#: The partial-order-reduction groups of model/checking/footprints.py, by family: one per
+#: broker's event thread (`cpe`), per broker (`broker`), per channel (`deliver`), per partition
+#: leader (`leader`), and one for the admin operations (`admin`).
+GROUPS = ("cpe", "broker", "deliver", "leader", "admin")
+
+
+@dataclass(frozen=True, slots=True)
+class ActionKind:
+    """One kind of action, declared once (see the module docstring).
+
+    `budget` is None for a healing kind. `heals_when_dead`: the kind is healing when its broker
+    is down (it then spends nothing). `overlap` is the name an `overlapping` run gives the budget
+    (ModelConfig.overlapping), `budget_field` the config field that bounds it. `counterpart` is
+    the `kcm.impl.step_cluster.StepCluster` method that performs the kind in the implementation,
+    given the action's fields (partitions and topics as the implementation names them)."""
+
+    cls: type
+    role: Role
+    group: str
+    counterpart: str
+    budget: Budget | None = None
+    overlap: str | None = None
+    budget_field: str | None = None
+    heals_when_dead: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.cls.__name__
+
+
+def _healing(cls: type, group: str, counterpart: str) -> ActionKind:
+    return ActionKind(cls, Role.HEALING, group, counterpart)
+
+
+def _bounded(cls: type, role: Role, group: str, counterpart: str, budget: Budget, overlap: str,
+             heals_when_dead: bool = False) -> ActionKind:
+    return ActionKind(cls, role, group, counterpart, budget, overlap, f"max_{budget.name.lower()}", heals_when_dead)
+
+
+def _fault(cls: type, group: str, counterpart: str, budget: Budget, overlap: str, **more: bool) -> ActionKind:
+    return _bounded(cls, Role.FAULT, group, counterpart, budget, overlap, **more)
+
+
+def _admin(cls: type, group: str, counterpart: str, budget: Budget, overlap: str) -> ActionKind:
+    return _bounded(cls, Role.ADMIN, group, counterpart, budget, overlap)
+
+
+#: Every kind of action, in the order coverage lists them: class, group, counterpart, and for a
+#: bounded kind its budget and the budget's name in `overlapping` runs.
+KINDS = (
+    _healing(BrokerStart, "broker", "start_broker"),
+    _fault(BrokerCrash, "broker", "crash_broker", Budget.BROKER_CRASHES, "broker_crash"),
+    _fault(ZkSessionExpire, "broker", "expire_session", Budget.SESSION_EXPIRIES, "session_expiry",
+           heals_when_dead=True),
+    _healing(BrokerNoticeExpiry, "broker", "notice_expiry"),
+    _healing(ControllerProcessEvent, "cpe", "run_event"),
+    _healing(NetworkDeliver, "deliver", "deliver"),
+    _fault(LeaderShrinkIsr, "leader", "shrink_isr", Budget.LEADER_ISR_SHRINKS, "leader_isr_shrink"),
+    _healing(LeaderExpandIsr, "leader", "expand_isr"),
+    _admin(BrokerRequestControlledShutdown, "broker", "request_controlled_shutdown", Budget.CONTROLLED_SHUTDOWNS,
+           "controlled_shutdown"),
+    _healing(BrokerShutdown, "broker", "finish_shutdown"),
+    _admin(AdminPreferredElection, "admin", "admin_preferred_election", Budget.PREFERRED_ELECTIONS,
+           "preferred_election"),
+    _admin(AdminReassign, "admin", "admin_reassign", Budget.REASSIGNMENTS, "reassignment"),
+    _admin(AdminReassignPartitions, "admin", "admin_reassign_partitions", Budget.REASSIGNMENTS, "reassignment"),
+    _admin(AdminDeleteTopic, "admin", "admin_delete_topic", Budget.TOPIC_DELETIONS, "topic_deletion"),
+    _admin(AdminCreateTopic, "admin", "admin_create_topic", Budget.TOPIC_CREATIONS, "topic_creation"),
+    _fault(AdminMoveController, "admin", "admin_move_controller", Budget.CONTROLLER_MOVES, "controller_move"),
+    _admin(SchedulerAutoRebalance, "broker", "auto_rebalance", Budget.AUTO_REBALANCES, "auto_rebalance"),
+    _fault(ZkLoseReply, "cpe", "run_event_losing_reply", Budget.LOST_ACKS, "lost_ack"),
+    _fault(ZkConnectionLoss, "cpe", "run_event_dropping_connection", Budget.CONNECTION_LOSSES, "connection_loss"),
+)
+
+#: Every action class, in `KINDS`' order.
+ALL_ACTIONS = tuple(k.cls for k in KINDS)
+#: class -> its `ActionKind`.
+KIND_OF: dict[type, ActionKind] = {k.cls: k for k in KINDS}
+
 Action = (BrokerStart | BrokerCrash | ZkSessionExpire | BrokerNoticeExpiry | ControllerProcessEvent
           | NetworkDeliver | LeaderShrinkIsr | LeaderExpandIsr | BrokerRequestControlledShutdown
-          | BrokerShutdown | AdminPreferredElection | AdminReassign | AdminDeleteTopic
-          | AdminCreateTopic | AdminMoveController | SchedulerAutoRebalance)
+          | BrokerShutdown | AdminPreferredElection | AdminReassign | AdminReassignPartitions | AdminDeleteTopic
+          | AdminCreateTopic | AdminMoveController | SchedulerAutoRebalance | ZkLoseReply | ZkConnectionLoss)
 
-ALL_ACTIONS = (BrokerStart, BrokerCrash, ZkSessionExpire, BrokerNoticeExpiry, ControllerProcessEvent,
-               NetworkDeliver, LeaderShrinkIsr, LeaderExpandIsr, BrokerRequestControlledShutdown,
-               BrokerShutdown, AdminPreferredElection, AdminReassign, AdminDeleteTopic, AdminCreateTopic, AdminMoveController,
-               SchedulerAutoRebalance, ZkLoseReply, ZkConnectionLoss)
+
+def kinds_of(*, role: Role | None = None, group: str | None = None) -> tuple[ActionKind, ...]:
+    """The kinds of one role, or of one POR group family, in `KINDS`' order."""
+    return tuple(k for k in KINDS if (role is None or k.role is role) and (group is None or k.group == group))
+
+
+def budgets_of(kinds: tuple[ActionKind, ...]) -> tuple[Budget, ...]:
+    """The budgets `kinds` spend, in `Budget` order."""
+    return tuple(b for b in Budget if any(k.budget is b for k in kinds))
+
+
+def _by_budget() -> dict[Budget, ActionKind]:
+    """Per budget, the first kind that spends it (kinds sharing a budget share its names)."""
+    out: dict[Budget, ActionKind] = {}
+    for k in KINDS:
+        if k.budget is not None:
+            first = out.setdefault(k.budget, k)
+            if (first.role, first.overlap, first.budget_field) != (k.role, k.overlap, k.budget_field):
+                raise AssertionError(f"{k.name} and {first.name} share budget {k.budget.name} but not its names")
+    return {b: out[b] for b in Budget if b in out}
+
+
+#: Per `Budget`, in its order: the kind that spends it (whose names the budget goes by).
+BY_BUDGET = _by_budget()
+#: The config field that bounds each budget.
+BUDGET_FIELDS: dict[Budget, str] = {b: typing.cast(str, k.budget_field) for b, k in BY_BUDGET.items()}
+#: The kinds an `overlapping` run may list, and the budget field each stands for, in `Budget` order.
+OVERLAP_KINDS: dict[str, str] = {typing.cast(str, k.overlap): BUDGET_FIELDS[b] for b, k in BY_BUDGET.items()}
+#: The budgets of faults and of admin operations (`max_faults`, `max_admin_ops`).
+FAULT_BUDGETS = frozenset(budgets_of(kinds_of(role=Role.FAULT)))
+ADMIN_BUDGETS = frozenset(budgets_of(kinds_of(role=Role.ADMIN)))
+#: The budgets of the admin group's operations (`AdminMoveController`, a fault, among them).
+ADMIN_GROUP_BUDGETS = budgets_of(kinds_of(group="admin"))
+
+
+def budget_of(kind: type) -> Budget:
+    """The budget of a bounded kind."""
+    budget = KIND_OF[kind].budget
+    if budget is None:
+        raise ValueError(f"{kind.__name__} is healing: it has no budget")
+    return budget
+
+
+def _check() -> None:
+    """The declaration is complete and consistent; raises AssertionError naming what is wrong."""
+    declared = {v for v in globals().values()
+                if isinstance(v, type) and v.__module__ == __name__ and is_dataclass(v) and v is not ActionKind}
+    for what, classes in (("the action classes", declared), ("the Action union", set(typing.get_args(Action)))):
+        if classes != set(ALL_ACTIONS) or len(KIND_OF) != len(KINDS):
+            differ = sorted(c.__name__ for c in classes ^ set(ALL_ACTIONS))
+            raise AssertionError(f"KINDS and {what} differ: {differ}")
+    missing = set(Budget) - set(BY_BUDGET)
+    if missing:
+        raise AssertionError(f"no action kind spends {sorted(b.name for b in missing)}")
+    for k in KINDS:
+        if k.group not in GROUPS:
+            raise AssertionError(f"{k.name}: unknown group {k.group!r}")
+        if (k.role is Role.HEALING) != (k.budget is None) or (k.heals_when_dead and k.role is Role.HEALING):
+            raise AssertionError(f"{k.name}: a healing kind has no budget, every other one has")
+
+
+_check()

@@ -19,7 +19,7 @@ Requests (kafka@2.6.x:core/src/main/scala/kafka/server/ReplicaManager.scala and 
   sender's event queue as TopicDeletionStopReplicaResponseReceived.
 - UpdateMetadata: recorded as the epoch of the last metadata applied (the cache is abstracted).
 
-A partition leader changes the ISR itself (≤2.6, reference §3.6): a conditional setData of the
+A partition leader changes the ISR itself (≤2.6, `Partition.shrinkIsr`): a conditional setData of the
 state znode on its cached zkVersion; on success it records the new ISR and zkVersion and creates
 an ISR-change notification; on BADVERSION it keeps its old ISR (the step changes nothing, so the
 model does not take it).

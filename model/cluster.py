@@ -56,7 +56,7 @@ as the sender knew it.
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kcm.model.states import PartitionState, ReplicaState
 
@@ -370,18 +370,18 @@ def put(t: tuple, i: int, v) -> tuple:
     return t[:i] + (v,) + t[i + 1:]
 
 
-def _with_fast_replace(cls: type) -> None:
-    """Give a record class a `_replace` compiled for its fields.
+def _with_fast_replace(cls: Any) -> None:
+    """Give a record class (a NamedTuple class: `type` has no `_fields`) a `_replace` compiled for its fields.
 
-    `NamedTuple._replace` builds the new tuple through `map(kwds.pop, ...)` and a length check;
-    the explorer calls it about three times per generated state, where it was the largest single
-    cost of a step. This one takes keyword-only arguments defaulting to a marker and builds the
-    tuple in one expression; same result, same errors for an unknown field (a TypeError here)."""
+    `NamedTuple._replace` builds the new tuple through `map(kwds.pop, ...)` and a length check; the
+    explorer calls it several times for every generated state. This one takes keyword-only arguments
+    defaulting to a marker and builds the tuple in one expression; same result, same errors for an
+    unknown field (a TypeError here)."""
     names = cls._fields
     params = ", ".join(f"{n}=_KEEP" for n in names)
     values = ", ".join(f"self[{i}] if {n} is _KEEP else {n}" for i, n in enumerate(names))
     namespace = {"_KEEP": object(), "_new": tuple.__new__, "_cls": cls}
-    exec(f"def _replace(self, *, {params}):\n    return _new(_cls, ({values},))", namespace)  # noqa: S102
+    exec(f"def _replace(self, *, {params}):\n    return _new(_cls, ({values},))", namespace)
     namespace["_replace"].__doc__ = f"`{cls.__name__}` with the given fields replaced."
     cls._replace = namespace["_replace"]
 

@@ -2,10 +2,13 @@
 features switched on, and the bug variant, if any.
 
 Like a TLC `.cfg` file next to a spec, a `ModelConfig` is kept apart from the model: the same
-transition relation is checked under many configs. Faults (crashes, session expiries, lost
-ZooKeeper acknowledgements, leader-driven ISR shrinks) and admin operations (controlled shutdown,
-reassignment, preferred election, topic deletion) are bounded here; healing actions (deliveries,
-event processing, watch deliveries, restarts) are not bounded, as in Vanlightly's Kafka specs.
+transition relation is checked under many configs. Faults (broker crashes, session expiries of
+live brokers, leader-driven ISR shrinks, controller moves, lost ZooKeeper replies, ZooKeeper
+connection losses) and admin operations (controlled shutdowns, preferred elections,
+reassignments, topic deletions, topic creations, auto rebalances) are bounded here, one `max_*`
+field per budget (model/actions.py declares which kind spends which); healing actions
+(deliveries, event processing, restarts, expiries of dead brokers' sessions) are not bounded, as
+in Vanlightly's Kafka specs.
 
 `ModelConfig.from_mapping` validates a plain mapping (a parsed TOML preset) and raises
 `ConfigError` naming the field, the bad value and the allowed range. Loading files is the shell's
@@ -18,23 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from kcm.model.actions import BUDGET_FIELDS, OVERLAP_KINDS
 from kcm.model.variants import ALL_VARIANTS
-
-#: The perturbation kinds an `overlapping` run may list, and the budget field each stands for.
-OVERLAP_KINDS = {
-    "broker_crash": "max_broker_crashes",
-    "session_expiry": "max_session_expiries",
-    "leader_isr_shrink": "max_leader_isr_shrinks",
-    "controlled_shutdown": "max_controlled_shutdowns",
-    "preferred_election": "max_preferred_elections",
-    "reassignment": "max_reassignments",
-    "topic_deletion": "max_topic_deletions",
-    "auto_rebalance": "max_auto_rebalances",
-    "controller_move": "max_controller_moves",
-    "topic_creation": "max_topic_creations",
-    "lost_ack": "max_lost_acks",
-    "connection_loss": "max_connection_losses",
-}
 
 
 class ConfigError(ValueError):
@@ -93,14 +81,17 @@ class ModelConfig:
     max_controller_moves: int = 0
     #: `controlled.shutdown.max.retries` (Kafka's default is 3; small values keep the space small).
     controlled_shutdown_max_retries: int = 1
-    #: Bounds across kinds: how many faults (crash, session expiry, leader ISR shrink, controller
-    #: move) and how many admin operations (the rest) one run may have in all; -1 for no bound
-    #: beyond the per-kind ones. They keep "every feature on" configs exhaustible.
+    #: Bounds across kinds: how many faults (broker crash, session expiry, leader ISR shrink,
+    #: controller move, lost ack, that is a lost ZooKeeper reply, and connection loss) and how
+    #: many admin operations (controlled shutdown, preferred election, reassignment, topic
+    #: deletion, topic creation, auto rebalance) one run may have in all; -1 for no bound beyond
+    #: the per-kind ones. They keep "every feature on" configs exhaustible.
     max_faults: int = -1
     max_admin_ops: int = -1
     #: Faults and admin operations together.
     max_perturbations: int = -1
-    #: Extra runs in which perturbations overlap, each a list of kinds (`OVERLAP_KINDS`): the run
+    #: Extra runs in which perturbations overlap, each a list of kinds (`OVERLAP_KINDS`, declared
+    #: with the action kinds in model/actions.py): the run
     #: starts from the settled cluster (startup done, broker 0 controller, nothing in flight), each
     #: listed kind may happen once, the first at once and every later one before the cluster has
     #: settled again. They reach what needs two perturbations at the same time (a crash during
@@ -206,12 +197,14 @@ def _overlapping(value: Any, where: str) -> tuple[tuple[str, ...], ...]:
     runs = []
     for run in value:
         if not isinstance(run, (list, tuple)) or not run:
-            raise ConfigError(f"{where}: field `overlapping` has {run!r}; each run is a non-empty list of kinds ({allowed})")
+            raise ConfigError(f"{where}: field `overlapping` has {run!r}; "
+                              f"each run is a non-empty list of kinds ({allowed})")
         for kind in run:
             if kind not in OVERLAP_KINDS:
                 raise ConfigError(f"{where}: field `overlapping` names unknown kind {kind!r}; allowed {allowed}")
         if len(set(run)) != len(run):
-            raise ConfigError(f"{where}: field `overlapping` repeats a kind in {list(run)}; each kind happens once per run")
+            raise ConfigError(f"{where}: field `overlapping` repeats a kind in {list(run)}; "
+                              "each kind happens once per run")
         runs.append(tuple(run))
     return tuple(runs)
 
@@ -253,3 +246,15 @@ _RANGE_WHY = {
     "max_controller_epoch": " (0 derives the bound from the budgets)",
     "reassign_partitions_at_once": " (no more than the partitions, and at most 3)",
 }
+
+
+def _check_budget_fields() -> None:
+    """Every budget of model/actions.py is bounded by an integer field of `ModelConfig` with a
+    range (the description of `max_faults` names each, tests/model/actions checks it)."""
+    known = {f.name: f for f in fields(ModelConfig)}
+    for budget, name in BUDGET_FIELDS.items():
+        if name not in known or known[name].type != "int" or name not in _RANGES:
+            raise AssertionError(f"budget {budget.name}: no bounded integer config field `{name}`")
+
+
+_check_budget_fields()

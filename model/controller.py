@@ -211,7 +211,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
          self.reassigning, self.leadership) = kept
 
     def on_controller_failover(self) -> None:
-        """`onControllerFailover`, in Kafka's order (reference §3.2)."""
+        """`onControllerFailover`, step by step in Kafka's order."""
         w = self.w
         # 1. register the handlers; the node handlers check existence, which arms their watches
         w.arm(self.me, Watch.PREFERRED | Watch.REASSIGN)
@@ -373,14 +373,14 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
             self.broker_epochs[b] = self.zk.broker_epochs[b]
 
     def on_broker_startup(self, new: int) -> None:
-        """`onBrokerStartup` (reference §2.4)."""
+        """`onBrokerStartup`: UpdateMetadata, the new replicas online, reassignments and deletions resumed."""
         self.send_update_metadata(bits(self.live & ~new))
         self.send_update_metadata(bits(new))
         replicas = self.replicas_on_brokers(new)
         self.handle_replica_state_changes(replicas, R.OnlineReplica)
         self.trigger_online_partition_state_change()
         self.resume_reassignments_for(new)
-        deleting = mask_of(self.w.topic_of(p) for p, _ in replicas if self.is_topic_queued_for_deletion(self.w.topic_of(p)))
+        deleting = mask_of(self.w.topic_of(p) for p, _ in replicas if self.is_topic_queued_for_deletion(self.w.topic_of(p)))  # noqa: E501 - wrapped, it would renumber the mutants below
         if deleting:
             self.resume_deletion_for_topics(deleting)
 
@@ -390,7 +390,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         self.on_replicas_become_offline(self.replicas_on_brokers(dead))
 
     def on_replicas_become_offline(self, replicas) -> None:
-        """`onReplicasBecomeOffline` (reference §2.4)."""
+        """`onReplicasBecomeOffline`: elect leaders where they went offline, then the replicas offline."""
         w = self.w
         for_deletion = [(p, b) for p, b in replicas if self.is_topic_queued_for_deletion(w.topic_of(p))]
         others = [(p, b) for p, b in replicas if not self.is_topic_queued_for_deletion(w.topic_of(p))]

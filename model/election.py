@@ -8,7 +8,7 @@ Kafka 2.x elects leaders with four one-expression functions in `PartitionLeaderE
 The scan is always in *assignment* (replica-list) order, never in ISR order. Around them,
 `Election.scala` (kafka@2.6.x:core/src/main/scala/kafka/controller/Election.scala) fixes for each
 strategy which replicas count as live, the new ISR, the leader-epoch bump and the recipients of the
-LeaderAndIsr request (reference §2.1):
+LeaderAndIsr request:
 
 | strategy            | live passed                        | new ISR                      | recipients          |
 |---------------------|------------------------------------|------------------------------|---------------------|
@@ -225,9 +225,9 @@ def leader_for_offline(assignment, leader_and_isr: LeaderAndIsr, online, unclean
     isr = leader_and_isr.isr
     live = ops.filter(assignment, lambda b: ops.contains(online, b))
     leader = algorithm(assignment, isr, live, unclean_enabled, ops)
-    new = ops.map_option(leader, lambda l: leader_and_isr.new_leader_and_isr(
-        l, ops.ite(ops.contains(isr, l), ops.filter(isr, lambda b: ops.contains(online, b)), ops.singleton(l))))
-    unclean = ops.map_option(leader, lambda l: ops.not_(ops.contains(isr, l)))
+    new = ops.map_option(leader, lambda r: leader_and_isr.new_leader_and_isr(
+        r, ops.ite(ops.contains(isr, r), ops.filter(isr, lambda b: ops.contains(online, b)), ops.singleton(r))))
+    unclean = ops.map_option(leader, lambda r: ops.not_(ops.contains(isr, r)))
     return ElectionResult(new, live, unclean if unclean is not None else False)
 
 
@@ -258,7 +258,7 @@ def leader_for_controlled_shutdown(assignment, leader_and_isr: LeaderAndIsr, liv
     live = ops.filter(assignment, lambda b: ops.contains(live_or_shutting_down, b))
     leader = algorithm(assignment, isr, live, shutting_down, ops)
     new_isr = ops.filter(isr, lambda b: ops.not_(ops.contains(shutting_down, b)))
-    return ElectionResult(ops.map_option(leader, lambda l: leader_and_isr.new_leader_and_isr(l, new_isr)), live)
+    return ElectionResult(ops.map_option(leader, lambda r: leader_and_isr.new_leader_and_isr(r, new_isr)), live)
 
 
 def remove_replica_from_isr(leader_and_isr: LeaderAndIsr, replica, ops: Ops = PY,

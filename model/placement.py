@@ -20,7 +20,6 @@ any of these placements too (`spec.init_states`): each is an initial state, the 
 
 from __future__ import annotations
 
-import functools
 import itertools
 
 
@@ -41,12 +40,12 @@ def assign_replicas(broker_array: tuple[int, ...], partitions: int, replication_
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=64)
 def placements(brokers: int, partitions: int, replication_factor: int,
                first: tuple[tuple[int, ...], ...] = ()) -> tuple[tuple[tuple[int, ...], ...], ...]:
     """Every placement of a topic's `partitions` (one replica list per partition) Kafka can
     choose on `brokers` brokers; `first`, if given (and among them), is listed first, the others
-    in sorted order."""
+    in sorted order. Computed when asked (the spec's `Tables` keeps the admin actions built from
+    it, per admin state)."""
     if replication_factor > brokers or replication_factor < 1:
         return ()
     found = {assign_replicas(order, partitions, replication_factor, s, k)

@@ -11,13 +11,13 @@ RS = current replicas, ORS = original, TRS = target, AR = adding (TRS - ORS), RR
            the epoch); RR -> Offline -> DeletionStarted -> DeletionSuccessful -> NonExistent; ZK
            RS = TRS; remove the partition from /admin/reassign_partitions; UpdateMetadata
 
-Completion is noticed through the partition state znode's data watch
-(PartitionReassignmentIsrChange) or an ISR-change notification.
+Completion is noticed by the state znode's data watch (PartitionReassignmentIsrChange) or an ISR-change notification.
 """
 
 from __future__ import annotations
 
 from kcm.model.cluster import NO_ZNODE, Event, EventKind, Watch, bits, partition_watch, put
+from kcm.model.controller_protocol import ControllerBase
 from kcm.model.election import LeaderAndIsr
 from kcm.model.state_machines import Strategy
 from kcm.model.states import PartitionState as P
@@ -32,7 +32,7 @@ def reassign_to(replicas, adding, removing, target) -> tuple[tuple, tuple, tuple
     return full, tuple(r for r in full if r not in origin), tuple(r for r in full if r not in target)
 
 
-class ReassignmentMixin:
+class ReassignmentMixin(ControllerBase):
     """Mixed into `kcm.model.controller.Controller`."""
 
     def target_replicas(self, p: int) -> tuple[int, ...]:

@@ -11,18 +11,34 @@ then the network, then partition leaders, then admins), so that traces replay.
 `step(config, state, action)` applies one action; it returns None when the step would overflow a
 bounded event queue (the step is then not taken, like a TLC state constraint).
 
+Each action kind (model/actions.py `KINDS`) has its guard and its effect here, in tables keyed
+by its class and checked against the kinds at import: a broker's own actions are guarded on the
+few values of a `BrokerView`, the admin operations on ZooKeeper's admin state (`_AdminView`), the
+ISR changes of partition leaders and the deliveries in `enabled_actions` itself; `_EFFECTS` has
+one effect per kind, as a TLA+ Next has one disjunct per action, and `_apply` spends the kind's
+budget. What the guards derive from the config alone or from a few small values is remembered in
+a `Tables`, one per config, which the model owns (`KafkaModel.tables`) and the plain functions
+build when not given one.
+
 `kcm.model.checking.kafka_model.KafkaModel` wraps the three functions as a checkable model
 (`kcm.checker.engine.contract.Model`).
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
 
 from kcm.model import broker as broker_side
 from kcm.model.actions import (
+    ADMIN_BUDGETS,
+    ADMIN_GROUP_BUDGETS,
+    BUDGET_FIELDS,
+    BY_BUDGET,
+    FAULT_BUDGETS,
+    KIND_OF,
+    KINDS,
     AdminCreateTopic,
     AdminDeleteTopic,
     AdminMoveController,
@@ -38,11 +54,15 @@ from kcm.model.actions import (
     LeaderExpandIsr,
     LeaderShrinkIsr,
     NetworkDeliver,
+    Role,
     SchedulerAutoRebalance,
     ZkConnectionLoss,
     ZkLoseReply,
     ZkSessionExpire,
+    budget_of,
+    kinds_of,
 )
+from kcm.model.catalogue.settledness import quiescent
 from kcm.model.cluster import (
     NO_ZNODE,
     NONE,
@@ -56,9 +76,8 @@ from kcm.model.cluster import (
     Zk,
     empty_context,
 )
-from kcm.model.config import OVERLAP_KINDS, ModelConfig
+from kcm.model.config import ModelConfig
 from kcm.model.controller import Controller
-from kcm.model.invariants import quiescent
 from kcm.model.placement import placements
 from kcm.model.variants import flags_for
 from kcm.model.world import NoEffect, Overflow, World
@@ -108,17 +127,18 @@ def init_states(cfg: ModelConfig) -> tuple[Cluster, ...]:
     return tuple(out)
 
 
-#: The actions that heal: enabled without any budget, they take the cluster back to quiescence.
-_HEALING = (ControllerProcessEvent, NetworkDeliver, LeaderExpandIsr, BrokerStart, ZkSessionExpire,
-            BrokerNoticeExpiry, BrokerShutdown)
+#: The kinds that heal (model/actions.py `Role`): enabled without any budget, they take the
+#: cluster back to quiescence; and those of them that heal only when their broker is down.
+_HEALING = frozenset(k.cls for k in KINDS if k.role is Role.HEALING or k.heals_when_dead)
+_HEALING_WHEN_DEAD = frozenset(k.cls for k in KINDS if k.heals_when_dead)
 
 
 def heals(state: Cluster, action) -> bool:
-    """Whether `action` is a healing step in `state`: a `_HEALING` kind, except that a session
-    expiry of a live broker is a fault (it spends a budget); a dead broker's session expiring is
-    healing. The set `settle` takes, and the one the liveness checker assumes weakly fair."""
+    """Whether `action` is a healing step in `state`: a healing kind, or a session expiry of a
+    dead broker (that of a live broker is a fault: it spends a budget). The set `settle` takes,
+    and the one the liveness checker assumes weakly fair."""
     kind = type(action)
-    return kind in _HEALING and not (kind is ZkSessionExpire and state.brokers[action.broker].up)
+    return kind in _HEALING and not (kind in _HEALING_WHEN_DEAD and state.brokers[action.broker].up)
 
 
 def settle(cfg: ModelConfig, state: Cluster) -> Cluster:
@@ -135,11 +155,12 @@ def settle_path(cfg: ModelConfig, state: Cluster) -> list:
 
 
 def _settle(cfg: ModelConfig, state: Cluster, limit: int = 10_000) -> tuple[list, Cluster]:
-    path = []
+    path: list = []
+    tables = Tables(cfg)
     for _ in range(limit):
         if quiescent(state):
             return path, state
-        action = next((a for a in enabled_actions(cfg, state) if heals(state, a)), None)
+        action = next((a for a in enabled_actions(cfg, state, tables) if heals(state, a)), None)
         if action is None:
             break
         nxt = step(cfg, state, action)
@@ -158,39 +179,13 @@ def _cold_state(cfg: ModelConfig, existing: tuple[tuple[int, ...], ...]) -> Clus
             adding=((),) * np_, removing=((),) * np_, partitions=(NO_ZNODE,) * np_, reassign=((),) * np_,
             preferred=0, delete_topics=0, isr_changes=0, watches=(0,) * nb)
     down = Broker(up=False, connected=False, epoch=0, active=False, ctx=empty_context(nb, np_), queue=(),
-                  controller_epoch=0, metadata_epoch=0, metadata_controller=NONE, replicas=(broker_side.NO_REPLICA,) * np_,
-                  shutdown=Shutdown.NONE, shutdown_tries=0)
+                  controller_epoch=0, metadata_epoch=0, metadata_controller=NONE,
+                  replicas=(broker_side.NO_REPLICA,) * np_, shutdown=Shutdown.NONE, shutdown_tries=0)
     return Cluster(zk, (down,) * nb, ((),) * (nb * nb), (0,) * len(Budget), 0)
 
 
-#: The config field that bounds each budget.
-_BUDGET_FIELD = {
-    Budget.BROKER_CRASHES: "max_broker_crashes", Budget.SESSION_EXPIRIES: "max_session_expiries",
-    Budget.LEADER_ISR_SHRINKS: "max_leader_isr_shrinks", Budget.CONTROLLED_SHUTDOWNS: "max_controlled_shutdowns",
-    Budget.PREFERRED_ELECTIONS: "max_preferred_elections", Budget.REASSIGNMENTS: "max_reassignments",
-    Budget.TOPIC_DELETIONS: "max_topic_deletions", Budget.AUTO_REBALANCES: "max_auto_rebalances",
-    Budget.CONTROLLER_MOVES: "max_controller_moves", Budget.TOPIC_CREATIONS: "max_topic_creations",
-    Budget.LOST_ACKS: "max_lost_acks", Budget.CONNECTION_LOSSES: "max_connection_losses",
-}
-assert set(_BUDGET_FIELD) == set(Budget)
-#: The budget each kind of an overlapping run spends (`OVERLAP_KINDS` names the field).
-_OVERLAP_BUDGET = {kind: next(b for b, f in _BUDGET_FIELD.items() if f == field) for kind, field in OVERLAP_KINDS.items()}
-
-
-@functools.lru_cache(maxsize=64)
-def _budget(cfg: ModelConfig) -> tuple[int, ...]:
-    """The config's limit per budget (cached: `enabled_actions` asks for it in every state)."""
-    return tuple(getattr(cfg, _BUDGET_FIELD[b]) for b in Budget)
-
-
-@functools.lru_cache(maxsize=256)
-def _overlap_budget(cfg: ModelConfig, scenario: int, done: int) -> tuple[int, ...]:
-    """The budget of overlapping run `scenario` (1-based) after `done` of its perturbations: the
-    kinds already done, at one each, and the next kind in the run's order."""
-    limits = [0] * len(Budget)
-    for kind in cfg.overlapping[scenario - 1][:done + 1]:
-        limits[_OVERLAP_BUDGET[kind]] = 1
-    return tuple(limits)
+#: The budget each kind of an overlapping run spends (`ModelConfig.overlapping`).
+_OVERLAP_BUDGET = {kind.overlap: b for b, kind in BY_BUDGET.items()}
 
 
 def reassignment_targets(cfg: ModelConfig, current: tuple[int, ...]) -> list[tuple[int, ...]]:
@@ -208,130 +203,193 @@ def reassignment_targets(cfg: ModelConfig, current: tuple[int, ...]) -> list[tup
     return targets
 
 
-_FAULTS = frozenset({Budget.BROKER_CRASHES, Budget.SESSION_EXPIRIES, Budget.LEADER_ISR_SHRINKS,
-                     Budget.CONTROLLER_MOVES, Budget.LOST_ACKS, Budget.CONNECTION_LOSSES})
-_ADMIN = frozenset(Budget) - _FAULTS
+class BrokerView(NamedTuple):
+    """What the guards of a broker's own actions read of the state (besides the budgets left):
+    the few values that decide which of them are enabled, so that `Tables` remembers the answer."""
+
+    up: bool
+    session: bool
+    connected: bool
+    queued: bool
+    shutdown: Shutdown
+    #: `shutdown_tries <= controlled_shutdown_max_retries`: a refused controlled shutdown may retry.
+    retries_left: bool
+    #: A broker is named in `/controller`.
+    controller: bool
+    active: bool
 
 
-class _Tables:
+#: The guards of a broker's own actions, in `enabled_actions`' order, each on the broker's
+#: `BrokerView` and the budgets left (`Left.left`, per `Budget`). A dead broker has exactly one:
+#: a restart, or the expiry of the session it left behind (a session always expires eventually).
+_BROKER_GUARDS: tuple[tuple[type, Callable[[BrokerView, tuple[bool, ...]], bool]], ...] = (
+    (BrokerStart, lambda v, left: not v.up and not v.session),
+    (BrokerCrash, lambda v, left: v.up and left[Budget.BROKER_CRASHES]),
+    (ZkSessionExpire, lambda v, left: v.session and (not v.up or left[Budget.SESSION_EXPIRIES])),
+    (BrokerNoticeExpiry, lambda v, left: v.up and v.connected and not v.session),
+    (ControllerProcessEvent, lambda v, left: v.up and v.queued),
+    (ZkLoseReply, lambda v, left: v.up and v.queued and v.session and v.connected and left[Budget.LOST_ACKS]),
+    (ZkConnectionLoss,
+     lambda v, left: v.up and v.queued and v.session and v.connected and left[Budget.CONNECTION_LOSSES]),
+    (BrokerRequestControlledShutdown,
+     lambda v, left: v.up and v.connected and v.session and v.controller and (
+         (v.shutdown is Shutdown.NONE and left[Budget.CONTROLLED_SHUTDOWNS])
+         or (v.shutdown is Shutdown.RETRY and v.retries_left))),
+    (BrokerShutdown,
+     lambda v, left: v.up and v.connected and v.session and (
+         v.shutdown is Shutdown.DONE or (v.shutdown is Shutdown.RETRY and not v.retries_left))),
+    (SchedulerAutoRebalance, lambda v, left: v.up and v.active and left[Budget.AUTO_REBALANCES]),
+)
+
+#: The kinds `_leader_actions` lists (the guards need the world: who leads, who has caught up).
+_LEADER_KINDS = (LeaderShrinkIsr, LeaderExpandIsr)
+
+
+class Left:
+    """The budgets left in one situation (budgets spent, run, quiescence), with what
+    `enabled_actions` derives from them: whether any admin operation may be spent, whether an ISR
+    shrink may, and the enabled actions of each broker per `BrokerView`."""
+
+    __slots__ = ("left", "admin", "shrink", "brokers")
+
+    def __init__(self, left: tuple[bool, ...]) -> None:
+        #: per `Budget`, whether one more may be spent
+        self.left = left
+        self.admin = any(left[b] for b in ADMIN_GROUP_BUDGETS)
+        self.shrink = left[Budget.LEADER_ISR_SHRINKS]
+        #: (broker, *BrokerView) -> the broker's enabled actions
+        self.brokers: dict[tuple, tuple] = {}
+
+
+#: The config field of each `Budget`, in its order; whether each is a fault's.
+_BUDGET_FIELD_NAMES = tuple(BUDGET_FIELDS[b] for b in Budget)
+_IS_FAULT = tuple(b in FAULT_BUDGETS for b in Budget)
+
+
+class Tables:
     """What `enabled_actions` derives from the config alone or from a few small values, computed
-    once per config: the budgets left per (spent, run, quiescence), the admin actions per
-    ZooKeeper's admin state, and the action records themselves (immutable, so shared between
-    states)."""
+    once per config and owned by whoever explores it (`KafkaModel`): the limit of each budget, the
+    budgets left per (spent, run, quiescence), each broker's enabled actions per `BrokerView`, the
+    admin actions per ZooKeeper's admin state, and the action records themselves (immutable, so
+    shared between states)."""
 
-    __slots__ = ("left", "admin", "broker", "deliver")
+    __slots__ = ("cfg", "limits", "lefts", "overlap_limits", "admin", "broker", "deliver")
 
     def __init__(self, cfg: ModelConfig) -> None:
-        self.left: dict = {}
-        self.admin: dict = {}
-        #: per broker: BrokerStart, ZkSessionExpire, BrokerCrash, BrokerNoticeExpiry,
-        #: ControllerProcessEvent, ZkLoseReply, ZkConnectionLoss, BrokerRequestControlledShutdown,
-        #: BrokerShutdown, SchedulerAutoRebalance
-        self.broker = tuple((BrokerStart(b), ZkSessionExpire(b), BrokerCrash(b), BrokerNoticeExpiry(b),
-                             ControllerProcessEvent(b), ZkLoseReply(b), ZkConnectionLoss(b),
-                             BrokerRequestControlledShutdown(b), BrokerShutdown(b), SchedulerAutoRebalance(b))
-                            for b in range(cfg.brokers))
-        nb = cfg.brokers
-        #: per index of `Cluster.net`: the delivery of that queue's head
-        self.deliver = tuple(NetworkDeliver(i // nb, i % nb) for i in range(nb * nb))
+        self.cfg = cfg
+        #: the config's limit per `Budget`
+        self.limits = tuple([getattr(cfg, name) for name in _BUDGET_FIELD_NAMES])
+        self.lefts: dict[tuple, Left] = {}
+        self.overlap_limits: dict[tuple[int, int], tuple[int, ...]] = {}
+        self.admin: dict[tuple, tuple] = {}
+        #: per broker, its own action of each kind (made when first enabled)
+        self.broker: tuple[dict[type, Any], ...] = tuple({} for _ in range(cfg.brokers))
+        #: per index of `Cluster.net`: the delivery of that queue's head (made when first enabled)
+        self.deliver: list[NetworkDeliver | None] = [None] * (cfg.brokers * cfg.brokers)
+
+    def left_of(self, spent: tuple[int, ...], scenario: int, quiet: bool) -> Left:
+        """The budgets left with `spent` in run `scenario` (`quiet`: the state is quiescent,
+        which only an overlapping run asks)."""
+        key = (spent, scenario, quiet)
+        entry = self.lefts.get(key)
+        if entry is None:
+            entry = self.lefts[key] = Left(self._left(spent, scenario, quiet))
+        return entry
+
+    def _left(self, spent: tuple[int, ...], scenario: int, quiet: bool) -> tuple[bool, ...]:
+        cfg = self.cfg
+        if scenario == 0:
+            limits = self.limits
+            faults_ok = cfg.max_faults < 0 or sum(spent[b] for b in FAULT_BUDGETS) < cfg.max_faults
+            admin_ok = cfg.max_admin_ops < 0 or sum(spent[b] for b in ADMIN_BUDGETS) < cfg.max_admin_ops
+            if 0 <= cfg.max_perturbations <= sum(spent):
+                faults_ok = admin_ok = False
+        else:
+            # An overlapping run: its kinds once each, in the order listed; the first from the
+            # settled start, each next one before the cluster has settled again.
+            limits = self._overlap_limits(scenario, sum(spent))
+            faults_ok = admin_ok = not any(spent) or not quiet
+        return tuple([n < limit and (faults_ok if fault else admin_ok)
+                      for n, limit, fault in zip(spent, limits, _IS_FAULT, strict=True)])
+
+    def _overlap_limits(self, scenario: int, done: int) -> tuple[int, ...]:
+        """The budget of overlapping run `scenario` (1-based) after `done` of its perturbations:
+        the kinds already done, at one each, and the next kind in the run's order."""
+        out = self.overlap_limits.get((scenario, done))
+        if out is None:
+            limits = [0] * len(Budget)
+            for kind in self.cfg.overlapping[scenario - 1][:done + 1]:
+                limits[_OVERLAP_BUDGET[kind]] = 1
+            out = self.overlap_limits[(scenario, done)] = tuple(limits)
+        return out
+
+    def broker_actions(self, left: Left, key: tuple) -> tuple:
+        """Broker `key[0]`'s enabled actions, `key[1:]` its `BrokerView` (remembered in `left`)."""
+        b, view = key[0], BrokerView(*key[1:])
+        mine = self.broker[b]
+        out = left.brokers[key] = tuple(mine.get(kind) or mine.setdefault(kind, kind(b))
+                                        for kind, guard in _BROKER_GUARDS if guard(view, left.left))
+        return out
 
 
-#: id(config) -> (config, its `_Tables`); by identity, since hashing a config costs more than a step's guards.
-_TABLES: dict[int, tuple[ModelConfig, _Tables]] = {}
-
-
-def _tables(cfg: ModelConfig) -> _Tables:
-    entry = _TABLES.get(id(cfg))
-    if entry is None or entry[0] is not cfg:
-        if len(_TABLES) > 256:
-            _TABLES.clear()
-        entry = _TABLES[id(cfg)] = (cfg, _Tables(cfg))
-    return entry[1]
-
-
-def _left(cfg: ModelConfig, spent: tuple[int, ...], scenario: int, quiet: bool) -> tuple[bool, ...]:
-    """Per `Budget`, whether one more may be spent, for the budgets `spent` in run `scenario`
-    (`quiet`: the state is quiescent, which only an overlapping run asks)."""
-    if scenario == 0:
-        limits = _budget(cfg)
-        faults_ok = cfg.max_faults < 0 or sum(spent[b] for b in _FAULTS) < cfg.max_faults
-        admin_ok = cfg.max_admin_ops < 0 or sum(spent[b] for b in _ADMIN) < cfg.max_admin_ops
-        if 0 <= cfg.max_perturbations <= sum(spent):
-            faults_ok = admin_ok = False
-    else:
-        # An overlapping run: its kinds once each, in the order listed; the first from the
-        # settled start, each next one before the cluster has settled again.
-        limits = _overlap_budget(cfg, scenario, sum(spent))
-        faults_ok = admin_ok = not any(spent) or not quiet
-    return tuple(spent[b] < limits[b] and (faults_ok if b in _FAULTS else admin_ok) for b in Budget)
-
-
-_BROKER_CRASHES, _SESSION_EXPIRIES, _LEADER_ISR_SHRINKS, _CONTROLLED_SHUTDOWNS = (
-    Budget.BROKER_CRASHES.value, Budget.SESSION_EXPIRIES.value, Budget.LEADER_ISR_SHRINKS.value,
-    Budget.CONTROLLED_SHUTDOWNS.value)
-_PREFERRED_ELECTIONS, _REASSIGNMENTS, _TOPIC_DELETIONS, _AUTO_REBALANCES = (
-    Budget.PREFERRED_ELECTIONS.value, Budget.REASSIGNMENTS.value, Budget.TOPIC_DELETIONS.value,
-    Budget.AUTO_REBALANCES.value)
-_CONTROLLER_MOVES, _TOPIC_CREATIONS, _LOST_ACKS, _CONNECTION_LOSSES = (
-    Budget.CONTROLLER_MOVES.value, Budget.TOPIC_CREATIONS.value, Budget.LOST_ACKS.value,
-    Budget.CONNECTION_LOSSES.value)
-
-
-def enabled_actions(cfg: ModelConfig, state: Cluster) -> list:
-    """Every action whose guard holds, in a fixed order. (`KafkaModel.successors` also drops the
-    ones whose step would overflow a queue.)"""
+def enabled_actions(cfg: ModelConfig, state: Cluster, tables: Tables | None = None) -> list:
+    """Every action whose guard holds, in a fixed order: each broker's own actions, the
+    deliveries, the partition leaders' ISR changes, the admin operations. (`KafkaModel.successors`
+    also drops the ones whose step would overflow a queue.) `tables`: the config's `Tables`, made
+    here when not given."""
+    if tables is None:
+        tables = Tables(cfg)
     spent = state.spent
     zk = state.zk
-    tables = _tables(cfg)
     scenario = state.scenario
     quiet = scenario != 0 and any(spent) and quiescent(state)
-    key = (spent, scenario, quiet)
-    left = tables.left.get(key)
-    if left is None:
-        left = tables.left[key] = _left(cfg, spent, scenario, quiet)
+    left = tables.left_of(spent, scenario, quiet)
 
-    nb = cfg.brokers
-    np_ = cfg.topics * cfg.partitions
     out: list = []
     brokers = state.brokers
+    memo = left.brokers
+    session = zk.session
+    has_controller = zk.controller != NONE
+    retries = cfg.controlled_shutdown_max_retries
     for b, broker in enumerate(brokers):
-        acts = tables.broker[b]
-        session = zk.session >> b & 1
-        if not broker.up:
-            if not session:
-                out.append(acts[0])  # BrokerStart
-            else:
-                out.append(acts[1])  # ZkSessionExpire: a dead broker's session always expires eventually
-            continue
-        if left[_BROKER_CRASHES]:
-            out.append(acts[2])  # BrokerCrash
-        if session and left[_SESSION_EXPIRIES]:
-            out.append(acts[1])  # ZkSessionExpire
-        if broker.connected and not session:
-            out.append(acts[3])  # BrokerNoticeExpiry
-        if broker.queue:
-            out.append(acts[4])  # ControllerProcessEvent
-            if session and broker.connected and left[_LOST_ACKS]:
-                out.append(acts[5])  # ZkLoseReply
-            if session and broker.connected and left[_CONNECTION_LOSSES]:
-                out.append(acts[6])  # ZkConnectionLoss
-        if broker.connected and session:
-            sd = broker.shutdown
-            if zk.controller != NONE and (
-                    (sd is Shutdown.NONE and left[_CONTROLLED_SHUTDOWNS])
-                    or (sd is Shutdown.RETRY and broker.shutdown_tries <= cfg.controlled_shutdown_max_retries)):
-                out.append(acts[7])  # BrokerRequestControlledShutdown
-            if sd is Shutdown.DONE or (sd is Shutdown.RETRY and broker.shutdown_tries > cfg.controlled_shutdown_max_retries):
-                out.append(acts[8])  # BrokerShutdown
-        if broker.active and left[_AUTO_REBALANCES]:
-            out.append(acts[9])  # SchedulerAutoRebalance
+        key = (b, broker.up, session >> b & 1 == 1, broker.connected, broker.queue != (), broker.shutdown,
+               broker.shutdown_tries <= retries, has_controller, broker.active)
+        acts = memo.get(key)
+        if acts is None:
+            acts = tables.broker_actions(left, key)
+        out += acts
+    nb = cfg.brokers
     deliver = tables.deliver
     for i, queue in enumerate(state.net):  # src-major: index src * nb + dst
         if queue and brokers[i % nb].up:
-            out.append(deliver[i])
+            action = deliver[i]
+            if action is None:
+                action = deliver[i] = NetworkDeliver(i // nb, i % nb)
+            out.append(action)
+    _leader_actions(cfg, state, left.shrink, out)
+    if left.admin:
+        # The admin actions depend on the budgets and on ZooKeeper's admin state only.
+        admin_key = (left.left, zk.assignment, not zk.preferred, not any(zk.reassign), zk.delete_topics,
+                     has_controller)
+        admin = tables.admin.get(admin_key)
+        if admin is None:
+            if len(tables.admin) > 1 << 14:
+                tables.admin.clear()
+            admin = tables.admin[admin_key] = _admin_actions(cfg, _AdminView(*admin_key))
+        out.extend(admin)
+    return out
+
+
+def _leader_actions(cfg: ModelConfig, state: Cluster, shrink: bool, out: list) -> None:
+    """Append the partition leaders' ISR changes (`_LEADER_KINDS`): a leader acting at the
+    partition's current zkVersion may shrink its ISR by any other member (`shrink`: a budget is
+    left), and expand it by a caught-up follower (with KIP-841, one the controller admits)."""
+    zk = state.zk
+    brokers = state.brokers
+    nb = cfg.brokers
     w = None
     kip841 = None
-    for p in range(np_):
+    for p in range(cfg.topics * cfg.partitions):
         for b in range(nb):
             replica = brokers[b].replicas[p]
             if replica.leader != b or replica.stopped:
@@ -341,7 +399,7 @@ def enabled_actions(cfg: ModelConfig, state: Cluster) -> list:
                 kip841 = None if cfg.isr_admission == "2.6" else _admissible(state)
             if not broker_side.can_lead(w, b, p) or zk.partitions[p].version != replica.zk_version:
                 continue
-            if left[_LEADER_ISR_SHRINKS]:
+            if shrink:
                 for f in replica.isr:
                     if f != b:
                         out.append(LeaderShrinkIsr(b, p, f))
@@ -349,46 +407,86 @@ def enabled_actions(cfg: ModelConfig, state: Cluster) -> list:
                 if (f not in replica.isr and broker_side.is_caught_up_follower(w, b, p, f)
                         and (kip841 is None or kip841 >> f & 1)):
                     out.append(LeaderExpandIsr(b, p, f))
-    if (left[_PREFERRED_ELECTIONS] or left[_REASSIGNMENTS] or left[_TOPIC_DELETIONS] or left[_TOPIC_CREATIONS]
-            or left[_CONTROLLER_MOVES]):
-        # The admin actions depend on the budgets and on ZooKeeper's admin state only.
-        key = (left, zk.assignment, not zk.preferred, not any(zk.reassign), zk.delete_topics, zk.controller != NONE)
-        admin = tables.admin.get(key)
-        if admin is None:
-            if len(tables.admin) > 1 << 14:
-                tables.admin.clear()
-            admin = tables.admin[key] = _admin_actions(cfg, left, *key[1:])
-        out.extend(admin)
-    return out
 
 
-def _admin_actions(cfg: ModelConfig, left: tuple[bool, ...], assignment: tuple, no_preferred: bool,
-                   no_reassign: bool, delete_topics: int, has_controller: bool) -> tuple:
-    """The enabled admin operations, in `enabled_actions`' order."""
-    np_ = cfg.topics * cfg.partitions
-    out: list = []
-    topic_exists = [bool(assignment[t * cfg.partitions]) for t in range(cfg.topics)]
-    if left[_PREFERRED_ELECTIONS] and no_preferred:
-        out.extend(AdminPreferredElection(p) for p in range(np_) if topic_exists[p // cfg.partitions])
-    if left[_REASSIGNMENTS] and no_reassign:
-        existing = [p for p in range(np_) if topic_exists[p // cfg.partitions]]
-        for p in existing:
-            for target in reassignment_targets(cfg, assignment[p]):
-                out.append(AdminReassign(p, target))
-        # one znode naming several partitions (`reassign_partitions_at_once`)
+class _AdminView(NamedTuple):
+    """What the admin operations' guards read: the budgets left and ZooKeeper's admin state."""
+
+    left: tuple[bool, ...]
+    assignment: tuple
+    no_preferred: bool
+    no_reassign: bool
+    delete_topics: int
+    has_controller: bool
+
+
+def _preferred_elections(cfg: ModelConfig, v: _AdminView) -> Iterable:
+    """No election pending: any partition of an existing topic."""
+    if v.no_preferred:
+        yield from (AdminPreferredElection(p) for p in _existing(cfg, v))
+
+
+def _reassignments(cfg: ModelConfig, v: _AdminView) -> Iterable:
+    """No reassignment pending: any partition of an existing topic, to any target."""
+    if v.no_reassign:
+        for p in _existing(cfg, v):
+            for target in reassignment_targets(cfg, v.assignment[p]):
+                yield AdminReassign(p, target)
+
+
+def _multi_reassignments(cfg: ModelConfig, v: _AdminView) -> Iterable:
+    """No reassignment pending: one znode naming 2 .. `reassign_partitions_at_once` partitions."""
+    if v.no_reassign:
+        existing = _existing(cfg, v)
         for k in range(2, min(cfg.reassign_partitions_at_once, len(existing)) + 1):
             for ps in itertools.combinations(existing, k):
-                for targets in itertools.product(*(reassignment_targets(cfg, assignment[p]) for p in ps)):
-                    out.append(AdminReassignPartitions(tuple(zip(ps, targets))))
-    if left[_TOPIC_DELETIONS]:
-        out.extend(AdminDeleteTopic(t) for t in range(cfg.topics)
-                   if topic_exists[t] and not delete_topics >> t & 1)
-    if left[_TOPIC_CREATIONS]:
-        out.extend(AdminCreateTopic(t, replicas) for t in range(cfg.topics)
-                   if not topic_exists[t] and not delete_topics >> t & 1 for replicas in topic_placements(cfg, t))
-    if left[_CONTROLLER_MOVES] and has_controller:
-        out.append(AdminMoveController())
-    return tuple(out)
+                for targets in itertools.product(*(reassignment_targets(cfg, v.assignment[p]) for p in ps)):
+                    yield AdminReassignPartitions(tuple(zip(ps, targets, strict=True)))
+
+
+def _topic_deletions(cfg: ModelConfig, v: _AdminView) -> Iterable:
+    """Any existing topic not already queued for deletion."""
+    return (AdminDeleteTopic(t) for t in range(cfg.topics)
+            if _topic_exists(cfg, v, t) and not v.delete_topics >> t & 1)
+
+
+def _topic_creations(cfg: ModelConfig, v: _AdminView) -> Iterable:
+    """Any topic that does not exist (and is not being deleted), on any placement."""
+    return (AdminCreateTopic(t, replicas) for t in range(cfg.topics)
+            if not _topic_exists(cfg, v, t) and not v.delete_topics >> t & 1
+            for replicas in topic_placements(cfg, t))
+
+
+def _controller_moves(cfg: ModelConfig, v: _AdminView) -> Iterable:
+    """A broker is named in `/controller`."""
+    if v.has_controller:
+        yield AdminMoveController()
+
+
+def _topic_exists(cfg: ModelConfig, v: _AdminView, t: int) -> bool:
+    return bool(v.assignment[t * cfg.partitions])
+
+
+def _existing(cfg: ModelConfig, v: _AdminView) -> list[int]:
+    """The partitions of the topics that exist."""
+    return [p for p in range(cfg.topics * cfg.partitions) if _topic_exists(cfg, v, p // cfg.partitions)]
+
+
+#: The admin operations' guards, in `enabled_actions`' order: each lists its enabled actions when
+#: its budget is left.
+_ADMIN_GUARDS: tuple[tuple[type, Callable[[ModelConfig, _AdminView], Iterable]], ...] = (
+    (AdminPreferredElection, _preferred_elections),
+    (AdminReassign, _reassignments),
+    (AdminReassignPartitions, _multi_reassignments),
+    (AdminDeleteTopic, _topic_deletions),
+    (AdminCreateTopic, _topic_creations),
+    (AdminMoveController, _controller_moves),
+)
+
+
+def _admin_actions(cfg: ModelConfig, v: _AdminView) -> tuple:
+    """The enabled admin operations, in `enabled_actions`' order."""
+    return tuple(a for kind, guard in _ADMIN_GUARDS if v.left[budget_of(kind)] for a in guard(cfg, v))
 
 
 def _admissible(state: Cluster) -> int:
@@ -427,10 +525,6 @@ def _freeze(w: World, state: Cluster) -> Cluster:
     return Cluster(w.zk, brokers, net, spent, w.ghost, w.scenario)
 
 
-def _spend(w: World, b: Budget) -> None:
-    w.spent[b] += 1
-
-
 def _process_head_event(w: World, b: int) -> None:
     """Broker `b`'s controller event thread takes the head of its queue and processes it whole."""
     broker = w.brokers[b]
@@ -439,97 +533,139 @@ def _process_head_event(w: World, b: int) -> None:
     Controller(w, b).process(event)
 
 
-def _apply(w: World, action) -> None:  # noqa: C901 - one arm per action, as a TLA+ Next
-    kind = type(action)
-    if kind is ControllerProcessEvent:
-        _process_head_event(w, action.broker)
-    elif kind is ZkLoseReply or kind is ZkConnectionLoss:
-        _spend(w, Budget.LOST_ACKS if kind is ZkLoseReply else Budget.CONNECTION_LOSSES)
-        b = action.broker
-        w.lose_reply = b
-        _process_head_event(w, b)
-        if w.lose_reply == b:
-            raise NoEffect(action)   # the event wrote no partition state: no reply to lose
-    elif kind is NetworkDeliver:
-        broker_side.deliver(w, action.src, action.dst)
-    elif kind is BrokerStart:
-        broker_side.start(w, action.broker)
-    elif kind is BrokerCrash:
-        _spend(w, Budget.BROKER_CRASHES)
-        broker_side.stop(w, action.broker)
-    elif kind is ZkSessionExpire:
-        if w.brokers[action.broker].up:
-            _spend(w, Budget.SESSION_EXPIRIES)
-        broker_side.expire_session(w, action.broker)
-    elif kind is BrokerNoticeExpiry:
-        broker_side.notice_expiry(w, action.broker)
-    elif kind is LeaderShrinkIsr:
-        _spend(w, Budget.LEADER_ISR_SHRINKS)
-        isr = w.brokers[action.broker].replicas[action.partition].isr
-        broker_side.leader_writes_isr(w, action.broker, action.partition,
-                                      tuple(r for r in isr if r != action.follower))
-    elif kind is LeaderExpandIsr:
-        isr = w.brokers[action.broker].replicas[action.partition].isr
-        broker_side.leader_writes_isr(w, action.broker, action.partition, isr + (action.follower,))
-    elif kind is BrokerRequestControlledShutdown:
-        b = action.broker
-        broker = w.brokers[b]
-        if broker.shutdown is Shutdown.NONE:
-            _spend(w, Budget.CONTROLLED_SHUTDOWNS)
-        w.brokers[b] = broker._replace(shutdown=Shutdown.AWAITING, shutdown_tries=broker.shutdown_tries + 1)
-        # The request reaches the broker named in /controller and becomes an event there.
-        controller = w.zk.controller
-        if w.brokers[controller].up:
-            w.enqueue(controller, Event(EventKind.ControlledShutdown, b, broker.epoch))
-        else:
-            w.brokers[b] = w.brokers[b]._replace(shutdown=Shutdown.RETRY)
-    elif kind is BrokerShutdown:
-        b = action.broker
-        broker_side.stop(w, b)
-        # A clean shutdown closes the session: the ephemeral znodes go at once.
-        w.zk = w.zk._replace(session=w.zk.session & ~(1 << b))
-        w.delete_ephemerals(b)
-    elif kind is AdminPreferredElection:
-        _spend(w, Budget.PREFERRED_ELECTIONS)
-        w.zk = w.zk._replace(preferred=1 << action.partition)
-        w.fire(Watch.PREFERRED, Event(EventKind.ReplicaLeaderElection))
-    elif kind is AdminReassign:
-        _spend(w, Budget.REASSIGNMENTS)
-        reassign = tuple(action.target if p == action.partition else () for p in range(w.np))
-        w.zk = w.zk._replace(reassign=reassign)
-        w.fire(Watch.REASSIGN, Event(EventKind.ZkPartitionReassignment))
-    elif kind is AdminReassignPartitions:
-        _spend(w, Budget.REASSIGNMENTS)
-        named = dict(action.targets)
-        w.zk = w.zk._replace(reassign=tuple(named.get(p, ()) for p in range(w.np)))
-        w.fire(Watch.REASSIGN, Event(EventKind.ZkPartitionReassignment))
-    elif kind is AdminDeleteTopic:
-        _spend(w, Budget.TOPIC_DELETIONS)
-        w.zk = w.zk._replace(delete_topics=w.zk.delete_topics | 1 << action.topic)
-        w.fire(Watch.DELETE_TOPICS, Event(EventKind.TopicDeletion))
-    elif kind is AdminCreateTopic:
-        _spend(w, Budget.TOPIC_CREATIONS)
-        zk = w.zk
-        assignment = list(zk.assignment)
-        for i, p in enumerate(w.partitions_of_topic(action.topic)):
-            assignment[p] = action.replicas[i] if action.replicas else default_assignment(w.cfg, p)
-        w.zk = zk._replace(assignment=tuple(assignment))
-        w.fire(Watch.TOPICS, Event(EventKind.TopicChange))
-    elif kind is AdminMoveController:
-        _spend(w, Budget.CONTROLLER_MOVES)
-        w.zk = w.zk._replace(controller=NONE)
-        w.fire_controller_change(deleted=True)
-    elif kind is SchedulerAutoRebalance:
-        _spend(w, Budget.AUTO_REBALANCES)
-        w.enqueue(action.broker, Event(EventKind.AutoPreferredReplicaLeaderElection))
+def _lose_reply(w: World, action: ZkLoseReply | ZkConnectionLoss) -> None:
+    """The head event processed, the reply to its first partition-state write lost."""
+    b = action.broker
+    w.lose_reply = b
+    _process_head_event(w, b)
+    if w.lose_reply == b:
+        raise NoEffect(action)   # the event wrote no partition state: no reply to lose
+
+
+def _shrink_isr(w: World, a: LeaderShrinkIsr) -> None:
+    isr = w.brokers[a.broker].replicas[a.partition].isr
+    broker_side.leader_writes_isr(w, a.broker, a.partition, tuple(r for r in isr if r != a.follower))
+
+
+def _expand_isr(w: World, a: LeaderExpandIsr) -> None:
+    isr = w.brokers[a.broker].replicas[a.partition].isr
+    broker_side.leader_writes_isr(w, a.broker, a.partition, isr + (a.follower,))
+
+
+def _request_controlled_shutdown(w: World, a: BrokerRequestControlledShutdown) -> None:
+    b = a.broker
+    broker = w.brokers[b]
+    w.brokers[b] = broker._replace(shutdown=Shutdown.AWAITING, shutdown_tries=broker.shutdown_tries + 1)
+    # The request reaches the broker named in /controller and becomes an event there.
+    controller = w.zk.controller
+    if w.brokers[controller].up:
+        w.enqueue(controller, Event(EventKind.ControlledShutdown, b, broker.epoch))
     else:
+        w.brokers[b] = w.brokers[b]._replace(shutdown=Shutdown.RETRY)
+
+
+def _shutdown(w: World, a: BrokerShutdown) -> None:
+    broker_side.stop(w, a.broker)
+    # A clean shutdown closes the session: the ephemeral znodes go at once.
+    w.zk = w.zk._replace(session=w.zk.session & ~(1 << a.broker))
+    w.delete_ephemerals(a.broker)
+
+
+def _preferred_election(w: World, a: AdminPreferredElection) -> None:
+    w.zk = w.zk._replace(preferred=1 << a.partition)
+    w.fire(Watch.PREFERRED, Event(EventKind.ReplicaLeaderElection))
+
+
+def _reassign(w: World, a: AdminReassign) -> None:
+    w.zk = w.zk._replace(reassign=tuple(a.target if p == a.partition else () for p in range(w.np)))
+    w.fire(Watch.REASSIGN, Event(EventKind.ZkPartitionReassignment))
+
+
+def _reassign_partitions(w: World, a: AdminReassignPartitions) -> None:
+    named = dict(a.targets)
+    w.zk = w.zk._replace(reassign=tuple(named.get(p, ()) for p in range(w.np)))
+    w.fire(Watch.REASSIGN, Event(EventKind.ZkPartitionReassignment))
+
+
+def _delete_topic(w: World, a: AdminDeleteTopic) -> None:
+    w.zk = w.zk._replace(delete_topics=w.zk.delete_topics | 1 << a.topic)
+    w.fire(Watch.DELETE_TOPICS, Event(EventKind.TopicDeletion))
+
+
+def _create_topic(w: World, a: AdminCreateTopic) -> None:
+    zk = w.zk
+    assignment = list(zk.assignment)
+    for i, p in enumerate(w.partitions_of_topic(a.topic)):
+        assignment[p] = a.replicas[i] if a.replicas else default_assignment(w.cfg, p)
+    w.zk = zk._replace(assignment=tuple(assignment))
+    w.fire(Watch.TOPICS, Event(EventKind.TopicChange))
+
+
+def _move_controller(w: World, a: AdminMoveController) -> None:
+    w.zk = w.zk._replace(controller=NONE)
+    w.fire_controller_change(deleted=True)
+
+
+#: The effect of each kind, as a TLA+ Next has one disjunct per action; its budget is spent by
+#: `_apply` (model/actions.py `KINDS`).
+_EFFECTS: dict[type, Callable[[World, Any], None]] = {
+    ControllerProcessEvent: lambda w, a: _process_head_event(w, a.broker),
+    ZkLoseReply: _lose_reply,
+    ZkConnectionLoss: _lose_reply,
+    NetworkDeliver: lambda w, a: broker_side.deliver(w, a.src, a.dst),
+    BrokerStart: lambda w, a: broker_side.start(w, a.broker),
+    BrokerCrash: lambda w, a: broker_side.stop(w, a.broker),
+    ZkSessionExpire: lambda w, a: broker_side.expire_session(w, a.broker),
+    BrokerNoticeExpiry: lambda w, a: broker_side.notice_expiry(w, a.broker),
+    LeaderShrinkIsr: _shrink_isr,
+    LeaderExpandIsr: _expand_isr,
+    BrokerRequestControlledShutdown: _request_controlled_shutdown,
+    BrokerShutdown: _shutdown,
+    AdminPreferredElection: _preferred_election,
+    AdminReassign: _reassign,
+    AdminReassignPartitions: _reassign_partitions,
+    AdminDeleteTopic: _delete_topic,
+    AdminCreateTopic: _create_topic,
+    AdminMoveController: _move_controller,
+    SchedulerAutoRebalance: lambda w, a: w.enqueue(a.broker, Event(EventKind.AutoPreferredReplicaLeaderElection)),
+}
+#: The kinds that spend their budget in some states only: a dead broker's session expiring heals,
+#: and a refused controlled shutdown retries for free.
+_SPENDS_WHEN: dict[type, Callable[[World, Any], bool]] = {
+    ZkSessionExpire: lambda w, a: w.brokers[a.broker].up,
+    BrokerRequestControlledShutdown: lambda w, a: w.brokers[a.broker].shutdown is Shutdown.NONE,
+}
+#: Per kind: (the budget it spends or None, when it spends it or None for always, its effect).
+_STEPS = {kind: (None if KIND_OF[kind].role is Role.HEALING else int(budget_of(kind)), _SPENDS_WHEN.get(kind), effect)
+          for kind, effect in _EFFECTS.items()}
+
+
+def _apply(w: World, action) -> None:
+    entry = _STEPS.get(type(action))
+    if entry is None:
         raise TypeError(f"not an action: {action!r}")
+    budget, when, effect = entry
+    if budget is not None and (when is None or when(w, action)):
+        w.spent[budget] += 1
+    effect(w, action)
 
 
-def successors(cfg: ModelConfig, state: Cluster) -> Iterable[tuple[object, Cluster]]:
-    """(action, next state) for every enabled action whose step is taken."""
-    flags = flags_for(cfg.variant)
-    for action in enabled_actions(cfg, state):
-        nxt = step(cfg, state, action, World(cfg, flags, state))
-        if nxt is not None:
-            yield action, nxt
+def _check_kinds() -> None:
+    """Every kind of model/actions.py has its guard (in the family `enabled_actions` lists it
+    from) and its effect here; raises AssertionError naming what is missing."""
+    families: dict[str, list[type]] = {"broker": [k for k, _ in _BROKER_GUARDS], "cpe": [k for k, _ in _BROKER_GUARDS],
+                "deliver": [NetworkDeliver], "leader": list(_LEADER_KINDS), "admin": [k for k, _ in _ADMIN_GUARDS]}
+    for group, listed in families.items():
+        declared = {k.cls for k in kinds_of(group=group)}
+        if not declared <= set(listed):
+            raise AssertionError(f"no guard for {sorted(c.__name__ for c in declared - set(listed))}")
+    for what, table in (("guards", {k for listed in families.values() for k in listed}), ("effects", set(_EFFECTS))):
+        if table != set(KIND_OF):
+            raise AssertionError(f"the {what} of model/spec.py and the kinds of model/actions.py differ: "
+                                 f"{sorted(c.__name__ for c in table ^ set(KIND_OF))}")
+    for kind, _ in _BROKER_GUARDS:
+        if KIND_OF[kind].group not in ("broker", "cpe"):
+            raise AssertionError(f"{kind.__name__} is guarded as a broker's own action, but its group is not")
+
+
+_check_kinds()

@@ -31,13 +31,12 @@ Partition transitions:
                                   with the given strategy; conditional, fenced write; LeaderAndIsr
     * -> Offline, Offline -> NonExistent   mark only
 
-ZooKeeper failures are per partition, as in 2.6 (review D10): a read or write that fails on an
-expired session (a zombie controller) fails the partitions it was for (`logFailedStateChange`,
-they keep their state), the rest of the handler goes on and the batch is sent; only
-ControllerMoved (the epoch fence) abandons the event. A lost reply (`ZkLoseReply`,
-`ZkConnectionLoss`) to a partition-state write is retried as `retryRequestsUntilConnected` does:
-a create then fails with NODEEXISTS, a conditional set with BADVERSION, which the callers' loops
-retry from a fresh read (docs/model.md, "Lost ZooKeeper replies").
+ZooKeeper failures are per partition, as in 2.6: a read or write that fails on an expired session
+(a zombie controller) fails the partitions it was for (`logFailedStateChange`, they keep their
+state), the rest of the handler goes on and the batch is sent; only ControllerMoved (the epoch
+fence) abandons the event. A lost reply (`ZkLoseReply`, `ZkConnectionLoss`) to a partition-state
+write is retried as `retryRequestsUntilConnected` does: a create then fails with NODEEXISTS, a
+conditional set with BADVERSION, which the callers' loops retry (docs/model.md, "Lost ZooKeeper replies").
 """
 
 from __future__ import annotations
@@ -57,6 +56,7 @@ from kcm.model.cluster import (
     StopReplicaPartition,
     bits,
 )
+from kcm.model.controller_protocol import ControllerBase, UpdateLeaderAndIsrResult
 from kcm.model.election import (
     EPOCH_DURING_DELETE,
     LeaderAndIsr,
@@ -102,7 +102,7 @@ class RequestBatch:
         self.stop.clear()
 
 
-class StateMachinesMixin:
+class StateMachinesMixin(ControllerBase):
     """The two state machines and the batch; mixed into `kcm.model.controller.Controller`."""
 
     # ---- the request batch -----------------------------------------------------------------
@@ -196,7 +196,7 @@ class StateMachinesMixin:
         if not replicas:
             return
         self.new_batch()
-        # `replicas.groupBy(_.replica)`, each group in turn, first met first (D9: docs/model.md).
+        # `replicas.groupBy(_.replica)`, each group in turn, first met first (docs/model.md).
         by_broker: dict[int, list[int]] = {}
         for p, b in replicas:
             by_broker.setdefault(b, []).append(p)
@@ -212,7 +212,7 @@ class StateMachinesMixin:
             return
         self.send_requests_to_brokers()
 
-    def _do_handle_replica_state_changes(self, b: int, partitions: list[int], target: R) -> None:
+    def _do_handle_replica_state_changes(self, b: int, partitions: list[int], target: R) -> None:  # noqa: C901 - one arm per target state
         rs = self.replica_states
         valid = [p for p in partitions if not self._invalid(REPLICA_TABLE, rs[p][b], target, p, b)]
         if target is R.NewReplica:
@@ -280,7 +280,7 @@ class StateMachinesMixin:
         (ControllerMovedException, a deposed controller that has not resigned yet), no partition of
         the call is cached.
 
-        ZooKeeper client errors are per-partition failures, not exceptions (review D10):
+        ZooKeeper client errors are per-partition failures, not exceptions:
         `getTopicPartitionStatesFromZk` turns a failed read into a `Left` for every partition
         (RSM lines 387-392), and `updateLeaderAndIsr` turns any exception but
         ControllerMovedException into a `Left` for every partition it was to write
@@ -294,7 +294,7 @@ class StateMachinesMixin:
             done.update(finished)
         return {p: done[p] for p in partitions if p in done}   # in the order of the call
 
-    def _do_remove_replicas_from_isr(self, b: int, partitions: list[int]) -> tuple[dict[int, PartitionZnode], list[int]]:
+    def _do_remove_replicas_from_isr(self, b: int, partitions: list[int]) -> UpdateLeaderAndIsrResult:
         """`doRemoveReplicasFromIsr`: (settled partitions, partitions to retry on BADVERSION)."""
         try:
             zk_partitions = self.zk.partitions
@@ -324,7 +324,7 @@ class StateMachinesMixin:
         return done, retry
 
     def update_leader_and_isr(self, new: dict[int, LeaderAndIsr], read: dict[int, PartitionZnode]
-                              ) -> tuple[dict[int, PartitionZnode], list[int]]:
+                              ) -> UpdateLeaderAndIsrResult:
         """`KafkaZkClient.updateLeaderAndIsr`: one fenced conditional setData per partition (in
         partition order), on the version read. Returns the partitions written (cached in the
         context, as the callers do) and those to retry (BADVERSION). ControllerMoved propagates; any
@@ -464,7 +464,7 @@ class StateMachinesMixin:
         return results
 
     def _do_elect_leader_for_partitions(self, partitions: list[int], strategy: Strategy
-                                        ) -> tuple[dict[int, PartitionZnode], list[int]]:
+                                        ) -> UpdateLeaderAndIsrResult:
         try:
             zk_partitions = self.zk.partitions
         except SessionExpired:

@@ -79,6 +79,13 @@ class StateTable(Generic[S]):
 
 def _validate(table: StateTable) -> None:
     where = f"{table.name} table ({table.version})"
+    _validate_rows(table, where)
+    _validate_reachable(table, where)
+    _validate_labels(table, where)
+
+
+def _validate_rows(table: StateTable, where: str) -> None:
+    """One row per state, naming states of the table's own enum."""
     # isinstance, not membership: IntEnum members of two enums compare equal when their codes do.
     for to, frms in table.valid_previous_states.items():
         if not isinstance(to, table.states):
@@ -93,6 +100,10 @@ def _validate(table: StateTable) -> None:
             raise TableError(
                 f"{where}: no row for {s.name}; add `{s.name}: frozenset({{...}})` with its valid previous states "
                 "(an empty set if it can never be entered)")
+
+
+def _validate_reachable(table: StateTable, where: str) -> None:
+    """Every state is reachable from the initial one."""
     reachable = {table.initial}
     frontier = [table.initial]
     while frontier:
@@ -106,6 +117,10 @@ def _validate(table: StateTable) -> None:
             raise TableError(
                 f"{where}: {s.name} is unreachable from {table.initial.name}; "
                 f"add a reachable state to the {s.name} row or remove the state")
+
+
+def _validate_labels(table: StateTable, where: str) -> None:
+    """Every edge has an action label, and every label an edge."""
     edges = {(frm, to) for to, frms in table.valid_previous_states.items() for frm in frms}
     for frm, to in sorted(edges, key=lambda e: (e[1].value, e[0].value)):
         if (frm, to) not in table.edge_actions:
@@ -138,7 +153,7 @@ _REPLICA_ROWS_2_6 = {
 _REPLICA_ROWS_PRE_2_3 = {**_REPLICA_ROWS_2_6, R.ReplicaDeletionIneligible: {R.ReplicaDeletionStarted}}
 
 # The Kafka action that takes each replica edge (kafka@2.6.x ReplicaStateMachine.doHandleStateChanges
-# and its class doc comment; reference §1.2).
+# and its class doc comment).
 _REPLICA_ACTIONS = {
     (R.NonExistentReplica, R.NewReplica): "LeaderAndIsr(isNew=true) if the partition has a leader",
     (R.NewReplica, R.OnlineReplica): "add to assignment (no request)",

@@ -1,24 +1,24 @@
 """Topic deletion, as the controller's TopicDeletionManager runs it.
 
-kafka@2.6.x:core/src/main/scala/kafka/controller/TopicDeletionManager.scala. A topic queued for
-deletion (`/admin/delete_topics/<t>`) is ineligible while one of its replicas is on a dead broker
-or one of its partitions is being reassigned. Deletion moves the partitions Offline ->
-NonExistent, then every live replica Offline -> DeletionStarted (StopReplica(delete=true)); the
-responses move replicas to DeletionSuccessful or DeletionIneligible. When no replica is
-DeletionStarted and some are Ineligible, those go back to Offline; the topic stays ineligible
-(Kafka never clears that mark on a retry), so the deletion is retried only once a broker holding
-one of its replicas starts, a reassignment of it completes, or a new controller takes over. When
-all are Successful: NonExistent, and the topic's znodes are deleted.
+kafka@2.6.x:core/src/main/scala/kafka/controller/TopicDeletionManager.scala. A topic queued for deletion
+(`/admin/delete_topics/<t>`) is ineligible while one of its replicas is on a dead broker or one of its
+partitions is being reassigned. Deletion moves the partitions Offline -> NonExistent, then every live
+replica Offline -> DeletionStarted (StopReplica(delete=true)); the responses move replicas to
+DeletionSuccessful or DeletionIneligible. When no replica is DeletionStarted and some are Ineligible,
+those go back to Offline; the topic stays ineligible (Kafka never clears that mark on a retry), so the
+deletion is retried only once a broker holding one of its replicas starts, a reassignment of it completes,
+or a new controller takes over. When all are Successful: NonExistent, and the topic's znodes are deleted.
 """
 
 from __future__ import annotations
 
 from kcm.model.cluster import NO_ZNODE, Event, EventKind, Watch, partition_watch
+from kcm.model.controller_protocol import ControllerBase
 from kcm.model.states import PartitionState as P
 from kcm.model.states import ReplicaState as R
 
 
-class TopicDeletionMixin:
+class TopicDeletionMixin(ControllerBase):
     """Mixed into `kcm.model.controller.Controller`; `delete.topic.enable` is true (the 1.0+ default)."""
 
     def replicas_of_topic(self, t: int) -> list[tuple[int, int]]:
@@ -67,7 +67,7 @@ class TopicDeletionMixin:
             # TopicChange made this controller forget, ControllerContext.scala lines 320-322)
             if all(self.replica_states[p][b] is R.ReplicaDeletionSuccessful for p, b in replicas):
                 self.complete_delete_topic(t)
-            elif not self._replicas_in_state(t, R.ReplicaDeletionStarted):
+            elif not self._replicas_in_state(t, R.ReplicaDeletionStarted):  # noqa: SIM102 - nested as in Kafka
                 if self._replicas_in_state(t, R.ReplicaDeletionIneligible):
                     retry |= 1 << t
             if self.is_topic_eligible_for_deletion(t):

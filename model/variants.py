@@ -1,8 +1,8 @@
-"""Historical controller bugs, as named variants of the model (reference: "Historical bugs", V1-V9).
+"""Historical controller bugs, as named variants of the model (V1-V13; docs/checking.md lists their verdicts).
 
 Each variant is a flag that puts back exactly the rule the bug had, in the model and (V1-V9) in
-the implementation alike, and names the invariant it must break; V10-V13, the classes of issue 10's
-oracle, are in the model only (`Variant.impl`). The model without a variant is Kafka
+the implementation alike, and names the invariant it must break; V10-V13, bug classes found by
+comparing the model with Kafka's history, are in the model only (`Variant.impl`). The model without a variant is Kafka
 2.6 and breaks nothing. The variants are first-class citizens, like `Kip101`/`Kip320` next to
 `KafkaReplication` in hachikuji/kafka-specification: tests assert, for each, which invariant the
 explorer finds violated and the length of the shortest counterexample.
@@ -14,7 +14,6 @@ bug itself is only the flag.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -61,13 +60,14 @@ _VARIANTS = (
     Variant("V9", "KAFKA-6650", "2.0.0",
             "OfflineReplica only moves replicas of partitions with leadership info",
             "TopicDeletionEventuallyCompletes", "v9", "offline_replica_needs_leadership"),
-    # Classes the issue-10 oracle added. V10: KAFKA-3143 ("Controller should transition offline
-    # replicas on startup": d77bac1c930 on trunk, cherry-picked as 423610f3d08 into 2.3.0).
+    # Bug classes found by comparing the model with Kafka's history. V10: KAFKA-3143 ("Controller
+    # should transition offline replicas on startup": d77bac1c930 on trunk, cherry-picked as
+    # 423610f3d08 into 2.3.0).
     Variant("V10", "KAFKA-3143", "2.3.0",
             "controller failover moves replicas on dead brokers to ReplicaDeletionIneligible only, "
             "never to OfflineReplica, so their ISR membership is left alone (model only; impl/ does not honour it)",
             "DeadReplicaOnlyAsSoleIsrMember", "v10", "failover_leaves_offline_replicas", impl=False),
-    # V11-V13: issue 10's classes 2, 4 and 5, each the Kafka code before the commit that fixed it
+    # V11-V13: each the Kafka code before the commit that fixed it
     # (keys and releases read from Kafka's git history: the first release tag whose history has the
     # fix, cherry-picks included: KAFKA-1170 32aae7202ce; KAFKA-5310 beeddc25d6b, 69970630ba9 on
     # 0.11.0; KAFKA-9212 5d0cb1419cd, 522b5177fd7 on 2.4). Model only.
@@ -125,9 +125,10 @@ class Flags:
     replica_election_always_reput: bool = False      # L1 (synthetic, liveness)
 
 
+#: The flags of each variant, and of none (""), made once: a step reads them, never builds them.
+_FLAGS = MappingProxyType({"": Flags(), **{name: Flags(**{v.flag: True}) for name, v in ALL_VARIANTS.items()}})
 
 
-@functools.cache
 def flags_for(variant: str) -> Flags:
     """The flags of `variant` ("" for none); an unknown name raises KeyError."""
-    return Flags(**{ALL_VARIANTS[variant].flag: True}) if variant else Flags()
+    return _FLAGS[variant]

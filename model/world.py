@@ -6,7 +6,7 @@ procedures. To write them the way Kafka does, a step thaws the immutable `Cluste
 Records are still replaced, never mutated, so everything a step does not touch stays shared with
 the previous state (cheap to build, cheap to hash).
 
-ZooKeeper semantics (reference §6.2) live here, once:
+ZooKeeper semantics (docs/model.md, "The state") live here, once:
 
 - one-shot watches: a write fires the watches armed on its path, disarming them; a broker is
   notified only if its process is up and its session is the one that armed the watch; the
@@ -201,7 +201,7 @@ class World:
         by `b`'s incarnation number (Zk docstring: only a broker's own epochs are ever compared)."""
         zk = self.zk_of(b)
         epoch = zk.incarnations[b] + 1
-        self.zk = zk._replace(broker_epochs=put(zk.broker_epochs, b, epoch), incarnations=put(zk.incarnations, b, epoch))
+        self.zk = zk._replace(broker_epochs=put(zk.broker_epochs, b, epoch), incarnations=put(zk.incarnations, b, epoch))  # noqa: E501 - wrapped, it would renumber the mutants below
         self.fire(Watch.BROKER_IDS, Event(EventKind.BrokerChange))
         return epoch
 

@@ -2,12 +2,12 @@
 
 The same level-synchronous breadth-first search as `kcm.checker.engine.bfs`, with the state space spread
 over Spark partitions, and the same result: distinct and generated counts, depth, outdegree,
-coverage, goals, verdict, and the same shortest counterexample, step for step (DESIGN.md §5).
+coverage, goals, verdict, and the same shortest counterexample, step for step.
 
-Layout (owner partitioning, as parallel Murphi, PReach and distributed TLC do; see
-`reference/model-checkers.md` §4). Every state has one owner partition, `owner_of(key) % P`, read
-from its key: its fingerprint, after its model's locality when it has one and P is small (the Kafka
-model's ZooKeeper record, so commuting steps' duplicates meet in one partition; `level.py`).
+Layout: owner partitioning, as parallel Murphi, PReach and distributed TLC do (each state has one
+owner, to which its duplicates are sent). Every state has one owner partition, `owner_of(key) % P`,
+read from its key: its fingerprint, after its model's locality when it has one and P is small (the
+Kafka model's ZooKeeper record, so commuting steps' duplicates meet in one partition; `level.py`).
 Partition p of the level RDD holds p's share of the visited set, one sorted `FingerprintSet`
 record, and the frontier states p owns. One level is one Spark job of two stages, each task one
 Python pass:
@@ -62,6 +62,7 @@ Spark figures per level (`LevelFigures`, in `result.extra["spark"]["levels"]` an
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 import time
@@ -296,10 +297,8 @@ class _SparkExplorer:
         if not self.interrupt.requested.is_set():
             call()
             return
-        try:
+        with contextlib.suppress(Exception):  # py4j errors after a cancelled job say nothing new
             call()
-        except Exception:  # noqa: BLE001 - py4j errors after a cancelled job say nothing new
-            pass
 
     def _start(self) -> None:
         """Level 0 on the driver, exactly as the sequential explorer does it."""
@@ -374,14 +373,14 @@ class _SparkExplorer:
         Java and Python stack traces, which say nothing more than the line does."""
         try:
             level = str(self.sc._jvm.org.apache.logging.log4j.LogManager.getRootLogger().getLevel())
-        except Exception:  # noqa: BLE001 - another logging backend: Spark's default is WARN here
+        except Exception:  # another logging backend: Spark's default is WARN here
             level = "WARN"
         self.sc.setLogLevel("OFF")
         try:
             state, records = snapshots.load_snapshot(self.sc, path)
             records.persist(StorageLevel.MEMORY_AND_DISK)
             records.count()
-        except Exception as exc:  # noqa: BLE001 - py4j and Spark errors share no base class worth naming
+        except Exception as exc:  # py4j and Spark errors share no base class worth naming
             self.interrupt.check()
             # Spark's log stays off: the job's other tasks are still failing, and each would log.
             raise UsageError(f"--resume: the snapshot in '{path}' cannot be read ({_cause(exc)}); "
@@ -481,6 +480,38 @@ class _SparkExplorer:
     def _fold(self, task: LevelTask, expanded: list, summaries: list) -> bool:
         """Add a level's summaries to the counters and record what it found, in the sequential
         explorer's order; True when the run stops here."""
+        step_events, goal_events, always_events, deadlock = self._fold_counters(expanded, summaries)
+        events = [(key, name, self.kinds[name]) for name, key in step_events.items()]
+        events += [(key, name, self.kinds[name]) for name, key in always_events.items()]
+        if deadlock is not None:
+            events.append((deadlock, DEADLOCK, DEADLOCK))
+        events.sort()
+        # Known behaviour of the system (kcm.model.catalogue.findings): record the first of each, drop the
+        # property and go on, as the sequential explorer does.
+        for key, name, kind in [e for e in events if e[1] in self.known]:
+            self.known_found.append((name, kind, self._path_of(key)))
+            self._drop(name)
+        events = [e for e in events if e[1] not in self.known]
+        first = events[0][0] if events else None
+        if self.stop and first is not None:
+            # Goals met before the stop count; then the first deadlock of the level, which is a
+            # step shorter, or else the first event.
+            for name, key in sorted(goal_events.items(), key=lambda item: item[1]):
+                if key < first:
+                    self._goal_met(name, key[0])
+            chosen = next((e for e in events if e[2] == DEADLOCK), events[0])
+            self.violations.append((chosen[1], chosen[2], self._path_of(chosen[0])))
+            return True
+        for name, key in sorted(goal_events.items(), key=lambda item: item[1]):
+            self._goal_met(name, key[0])
+        for key, name, kind in events:  # -continue: one violation per property, in order
+            self.violations.append((name, kind, self._path_of(key)))
+            self._drop(name)
+        return False
+
+    def _fold_counters(self, expanded: list, summaries: list) -> tuple[dict, dict, dict, tuple | None]:
+        """Add a level's counts to the run's; the first key of each event the level saw (transition
+        invariants, goals, state invariants) and of a deadlock."""
         level_first: dict[str, tuple] = {}
         step_events: dict[str, tuple] = {}
         goal_events: dict[str, tuple] = {}
@@ -508,34 +539,7 @@ class _SparkExplorer:
                 deadlock = _min(deadlock, e.deadlock)
         for name, key in level_first.items():
             self.first_seen.setdefault(name, (self.level, key))
-
-        events = [(key, name, self.kinds[name]) for name, key in step_events.items()]
-        events += [(key, name, self.kinds[name]) for name, key in always_events.items()]
-        if deadlock is not None:
-            events.append((deadlock, DEADLOCK, DEADLOCK))
-        events.sort()
-        # Known behaviour of the system (kcm.model.findings): record the first of each, drop the
-        # property and go on, as the sequential explorer does.
-        for key, name, kind in [e for e in events if e[1] in self.known]:
-            self.known_found.append((name, kind, self._path_of(key)))
-            self._drop(name)
-        events = [e for e in events if e[1] not in self.known]
-        first = events[0][0] if events else None
-        if self.stop and first is not None:
-            # Goals met before the stop count; then the first deadlock of the level, which is a
-            # step shorter, or else the first event.
-            for name, key in sorted(goal_events.items(), key=lambda item: item[1]):
-                if key < first:
-                    self._goal_met(name, key[0])
-            chosen = next((e for e in events if e[2] == DEADLOCK), events[0])
-            self.violations.append((chosen[1], chosen[2], self._path_of(chosen[0])))
-            return True
-        for name, key in sorted(goal_events.items(), key=lambda item: item[1]):
-            self._goal_met(name, key[0])
-        for key, name, kind in events:  # -continue: one violation per property, in order
-            self.violations.append((name, kind, self._path_of(key)))
-            self._drop(name)
-        return False
+        return step_events, goal_events, always_events, deadlock
 
     @staticmethod
     def _path_of(key: tuple) -> tuple[int, ...]:

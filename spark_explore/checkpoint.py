@@ -34,10 +34,11 @@ _LEVEL_DIR = re.compile(r"^level-(\d{5,})$")
 #: The layout of a snapshot's records and of the encoded states in them, part of the options a
 #: resume must share: a snapshot written by a kcm that encoded states otherwise is refused in one
 #: line, not failed on in an executor. 2: the Kafka model's states as a tuple of their records'
-#: bytes (`kcm/model/codec.py`), no longer one bytes object. 3: on a few partitions keys start
+#: bytes (`model/checking/codec.py`), no longer one bytes object. 3: on a few partitions keys start
 #: with the model's locality, which decides the owner partitions (`level.key_function`). 4: the
 #: Kafka model keys a state by itself in the runs symmetry does not reduce (model/checking/reduced_runs.py)
-#: and orders a call's replica state changes as listed (review D9), so older keys mean other states.
+#: and orders a call's replica state changes as listed (docs/model.md, "Abstractions and omissions"),
+#: so older keys mean other states.
 RECORDS_FORMAT = 4
 
 
@@ -68,7 +69,7 @@ class DriverState:
     check_deadlock: bool
     levels: list[dict] = field(default_factory=list)
     elapsed_s: float = 0.0
-    #: Known behaviour of the system found so far (kcm.model.findings): (name, kind, path).
+    #: Known behaviour of the system found so far (kcm.model.catalogue.findings): (name, kind, path).
     known_found: list[tuple] = field(default_factory=list)
 
 

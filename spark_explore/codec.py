@@ -2,8 +2,8 @@
 of the model's constants.
 
 A model may say how its states become bytes (`Model.encode_state` / `decode_state`; the Kafka
-model does, in `kcm/model/codec.py`: a tuple of its records' marshals, about ten times faster than
-the pickle below, which calls Python code for every record, and shared between a state and its
+model does, in `model/checking/codec.py`: a tuple of its records' marshals, faster than the
+pickle below, which calls Python code for every record, and shared between a state and its
 successors, so that PySpark's pickled batches write a shared record once). `state_codec(model)`
 takes those when the model overrides them, and falls back to `StateCodec`, described here, for
 other models.
@@ -14,7 +14,7 @@ here (identity comes from `model.fingerprint`), but decoding must give back a st
 exactly as the original in the model's code, and plain pickling does not quite: it rebuilds every
 object, so a module-level sentinel such as the Kafka model's `NO_ZNODE` (a record compared with
 `is`) comes back as an equal but different object, and `z is NO_ZNODE` turns false. The Spark run
-then explores a different graph (it did: 2,033 states instead of 2,641 on `tiny`).
+then explores a different graph (it did, on `tiny`).
 
 So the codec pickles the module-level constants of the model's package by reference: when it
 meets an object that *is* one of them, it writes "attribute `name` of module `m`" and decoding

@@ -41,10 +41,8 @@ class DeferredInterrupt:
         threading.Thread(target=self._cancel_quietly, name="kcm-cancel", daemon=True).start()
 
     def _cancel_quietly(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # the context may be stopping already; the flag is what counts
             self._cancel()
-        except Exception:  # noqa: BLE001 - the context may be stopping already; the flag is what counts
-            pass
 
     def check(self) -> None:
         if self.requested.is_set():

@@ -52,11 +52,11 @@ and for each state decodes it and calls `model.successors` once; per edge it che
 invariants that judge its action's kind (`AlwaysStep.judges`) and the unmet goals and counts
 coverage, and for the first candidate of each fingerprint in the partition (which, the partition
 being in path order, has the smallest path there) it checks the state invariants and encodes the
-state, unless the partition owns that key itself and its visited record already holds its fingerprint
-(then the merge would drop it: with P = 2 and states owned by fingerprint this dropped about 7% of
-the candidates on `default`, before their encoding, their invariants and the shuffle). So every property is evaluated in the stage
-that generates the states, and duplicates within a partition never leave it. The candidates are
-shuffled to their owners (`partitionBy`).
+state, unless the partition owns that key itself and its visited record already holds its
+fingerprint (then the merge would drop it; here it is dropped before its encoding, its invariants
+and the shuffle). So every property is evaluated in the stage that generates the states, and
+duplicates within a partition never leave it. The candidates are shuffled to their owners
+(`partitionBy`).
 `merge_partition` runs on each owner partition, where the co-partitioned level record (the
 visited set; the frontier just expanded is skipped) and the candidates meet without moving the
 visited set; it keeps, per fingerprint, the candidate with the smallest path (what
@@ -74,7 +74,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
@@ -131,7 +131,7 @@ class SummaryList:
     def zero(self, value: list) -> list:
         return []
 
-    def addInPlace(self, value1: list, value2: list) -> list:  # noqa: N802 - PySpark's name
+    def addInPlace(self, value1: list, value2: list) -> list:  # PySpark's name
         value1.extend(value2)
         return value1
 
@@ -212,11 +212,10 @@ def _selected(model, names: tuple[str, ...], kind: type) -> tuple:
 
 
 #: The most owner partitions on which states are owned by their model's locality. The Kafka
-#: model's busiest ZooKeeper records hold many states, and the largest owner's share of a level
-#: grows with P: on `deep`'s level 7 (576,032 states, 25,236 ZooKeeper records) it is 1.00, 1.05,
-#: 1.04, 1.08, 1.11, 1.14, 1.22 and 2.27 times an even share at P = 2, 3, 4, 6, 8, 16, 32 and
-#: 256, against at most 1.05 by fingerprint (docs/benchmarks.md). A stage lasts as long as its
-#: largest task, so beyond a few partitions the duplicates saved cost more than they save.
+#: model's busiest ZooKeeper records hold many states, so the largest owner's share of a level
+#: grows with P, where owners by fingerprint stay near an even share (docs/benchmarks.md, "Owners
+#: that keep duplicates together, built"). A stage lasts as long as its largest task, so beyond a
+#: few partitions the duplicates saved cost more than they save.
 LOCALITY_PARTITIONS = 4
 
 
@@ -265,6 +264,29 @@ def _keep_min(events: dict, name: str, key: tuple) -> None:
         events[name] = key
 
 
+def _frontier_and_visited(records: Iterable[tuple]) -> tuple[list, FingerprintSet | None]:
+    """A level partition's records: its frontier (keyed by state) and its visited record, if any."""
+    frontier: list = []
+    visited: FingerprintSet | None = None
+    for key, value in records:
+        if type(key) is bytes:
+            frontier.append(value)
+        else:
+            visited = value
+    return frontier, visited
+
+
+def _failed(always: Sequence, t: object, stop: bool) -> tuple[int, ...]:
+    """The indexes of the state invariants `t` breaks (the first only when the run stops at one)."""
+    failed: tuple[int, ...] = ()
+    for i, p in enumerate(always):
+        if not p.holds(t):
+            failed += (i,)
+            if stop:
+                break
+    return failed
+
+
 @pausing_collector
 def expand_partition(task: LevelTask, report: Callable[[list], None], index: int,
                      records: Iterable[tuple]) -> Iterator[tuple]:
@@ -286,13 +308,7 @@ def expand_partition(task: LevelTask, report: Callable[[list], None], index: int
     evals, first_seen, outdegrees = out.evaluations, out.first_seen, out.outdegrees
     step_events, goal_events = out.step_events, out.goal_events
     seen: set[bytes] = set()
-    frontier: list = []
-    visited: FingerprintSet | None = None
-    for key, value in records:
-        if type(key) is bytes:
-            frontier.append(value)
-        else:
-            visited = value
+    frontier, visited = _frontier_and_visited(records)
     # A candidate this partition owns and has visited is dropped here, before its state is
     # encoded, judged by the state invariants and shuffled: the merge would drop it anyway.
     P = task.partitions if visited is not None and len(visited) else 0
@@ -332,14 +348,8 @@ def expand_partition(task: LevelTask, report: Callable[[list], None], index: int
                     if contains(int.from_bytes(fp[:8], "big"), int.from_bytes(fp[8:], "big")):
                         n += 1
                         continue
-                failed: tuple[int, ...] = ()
-                for i, p in enumerate(always):
-                    if not p.holds(t):
-                        failed += (i,)
-                        if stop:
-                            break
                 out.candidates += 1
-                yield tk, (key, kind, encode(t), failed)
+                yield tk, (key, kind, encode(t), _failed(always, t, stop))
             n += 1
         out.states += 1
         out.generated += n

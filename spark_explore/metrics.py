@@ -13,6 +13,7 @@ for a few seconds at most. These figures are for people and benchmarks; no resul
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 
@@ -28,10 +29,8 @@ class ShuffleFigures:
 
 
 def _drain_listener_bus(sc) -> None:
-    try:
+    with contextlib.suppress(Exception):  # not public API; fall back to polling below
         sc._jsc.sc().listenerBus().waitUntilEmpty()
-    except Exception:  # noqa: BLE001 - not public API; fall back to polling below
-        pass
 
 
 def _stages_of(sc, group: str) -> list[int]:
@@ -55,7 +54,7 @@ def job_group_figures(sc, group: str, timeout: float = 5.0) -> ShuffleFigures:
         for stage in _stages_of(sc, group):
             try:
                 data = store.lastStageAttempt(stage)
-            except Exception:  # noqa: BLE001 - a stage the store never recorded
+            except Exception:  # a stage the store never recorded
                 continue
             status = data.status().toString()
             if status in ("ACTIVE", "PENDING"):

@@ -1,6 +1,6 @@
 """Mutation testing on Spark: one mutant per task.
 
-The driver generates the mutants (kcm.checker.mutate), explores the clean model on every config
+The driver generates the mutants (kcm.checker.mutation), explores the clean model on every config
 (the baselines, with the lines each run executed), and broadcasts what an executor needs to rebuild
 any mutant: the model's source files as the driver read them, the files and operators asked for,
 the configs, the baselines and the budget. A task receives a mutant's id only; the executor
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
-from kcm.checker.mutate import TIMED_OUT, Baseline, Budget, Mutant, Outcome, mutant_by_id, run_mutant
+from kcm.checker.mutation import TIMED_OUT, Baseline, Budget, Mutant, Outcome, mutant_by_id, run_mutant
 
 
 def _run_task(shared: Mapping, mutant_id: str) -> Outcome:
@@ -46,7 +46,7 @@ def run_spark(spark, mutants: list[Mutant], configs: list, bases: list[Baseline]
             for future in as_completed(futures):
                 try:
                     outcome = future.result()
-                except Exception as exc:  # noqa: BLE001 - a lost executor or a killed worker
+                except Exception as exc:  # a lost executor or a killed worker
                     # Not the mutant's doing (run_mutant catches what a mutant raises): the mutant
                     # was not judged, which makes the run incomplete, like a timeout.
                     m = futures[future]

@@ -12,8 +12,8 @@ Defaults, and why:
   Hadoop's "native library" warning is silenced; real warnings (a lost executor, a retried task)
   still show. The JVM's own "Using incubator modules" line cannot be configured away.
 - Executors run this interpreter (`PYSPARK_PYTHON` and `spark.pyspark.python` default to
-  `sys.executable`), so they import the same `kcm` as the driver; `python_path` adds folders to the executors' `PYTHONPATH` (for a
-  model factory outside installed packages, such as the test toys).
+  `sys.executable`), so they import the same `kcm` as the driver; `python_path` adds folders to
+  the executors' `PYTHONPATH` (for a model factory outside installed packages, such as the test toys).
 - A checkpoint folder is always set (`checkpoint_dir`, else a temporary one removed at exit):
   the explorer cuts lineage with reliable checkpoints. On a cluster it must be shared storage.
 - In local mode Spark binds to the loopback address (`SPARK_LOCAL_IP=127.0.0.1` unless set), which

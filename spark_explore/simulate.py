@@ -1,6 +1,6 @@
 """Random simulation on Spark: `simulate_spark(spark, model_spec, runs, depth, seed)`.
 
-TLC's advice for big models is "simulation first" (`reference/model-checkers.md` §1.6): random
+TLC's advice for big models is "simulation first" (docs.tlapl.us, "Distributed TLC"): random
 walks find deep bugs long before an exhaustive search ends. Here each run is one random walk of at
 most `depth` steps, and runs are spread over Spark partitions; they share nothing, so the job is
 one stage with no shuffle.
@@ -91,6 +91,30 @@ def _checks(model: Model, task: SimulationTask):
     return always, steps, goals, deadlock and task.check_deadlock, order
 
 
+def _first_failing(props: list, *args):
+    """The first of `props` that does not hold on `args` (a state, or an edge), or None."""
+    return next((p for p in props if not p.holds(*args)), None)
+
+
+def _meet_goals(summary: SimulationSummary, goals: list, run: int, s, a, t, step: int) -> None:
+    """Record the goals the edge `s -a-> t` meets that no walk of the summary met before."""
+    for g in goals:
+        if g.name not in summary.goals and g.met(s, a, t):
+            summary.goals[g.name] = (run, step)
+
+
+def _count_step(summary: SimulationSummary, model: Model, successors: list, s, a, t, edges_taken) -> None:
+    """Count one step of a walk: the actions enabled in `s`, the one taken, the state, the table edges."""
+    for b, _ in successors:
+        kind = model.action_name(b)
+        summary.enabled[kind] = summary.enabled.get(kind, 0) + 1
+    kind = model.action_name(a)
+    summary.taken[kind] = summary.taken.get(kind, 0) + 1
+    summary.states += 1
+    if edges_taken is not None:
+        summary.edges.update(edges_taken(s, a, t))
+
+
 def walk(model: Model, task: SimulationTask, run: int, summary: SimulationSummary | None = None,
          record: bool = False) -> WalkOutcome:
     """Random walk number `run`; counts into `summary` when given, keeps the trace when `record`."""
@@ -105,16 +129,13 @@ def walk(model: Model, task: SimulationTask, run: int, summary: SimulationSummar
 
     def met(s, a, t, step):
         if summary is not None:
-            for g in goals:
-                if g.name not in summary.goals and g.met(s, a, t):
-                    summary.goals[g.name] = (run, step)
+            _meet_goals(summary, goals, run, s, a, t, step)
 
     def bad_state(t, step) -> bool:
-        for p in always:
-            if not p.holds(t):
-                out.violation = (p.name, p.kind, step)
-                return True
-        return False
+        p = _first_failing(always, t)
+        if p is not None:
+            out.violation = (p.name, p.kind, step)
+        return p is not None
 
     if summary is not None:
         summary.states += 1
@@ -129,21 +150,14 @@ def walk(model: Model, task: SimulationTask, run: int, summary: SimulationSummar
             return out
         a, t = successors[rng.randrange(len(successors))]
         if summary is not None:
-            for b, _ in successors:
-                kind = model.action_name(b)
-                summary.enabled[kind] = summary.enabled.get(kind, 0) + 1
-            kind = model.action_name(a)
-            summary.taken[kind] = summary.taken.get(kind, 0) + 1
-            summary.states += 1
-            if edges_taken is not None:
-                summary.edges.update(edges_taken(state, a, t))
+            _count_step(summary, model, successors, state, a, t, edges_taken)
         out.length = step
         if record:
             out.trace.append((a, t))
-        for p in steps:
-            if not p.holds(state, a, t):
-                out.violation = (p.name, p.kind, step)
-                return out
+        failing = _first_failing(steps, state, a, t)
+        if failing is not None:
+            out.violation = (failing.name, failing.kind, step)
+            return out
         met(state, a, t, step)
         state = t
         if bad_state(state, step):

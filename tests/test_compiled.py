@@ -110,7 +110,7 @@ def test_a_build_for_another_interpreter_or_none_is_not_installed(tmp_path, monk
 def test_mutation_testing_needs_the_model_from_source():
     # It traces which lines of the clean model run: compiled code reports none, and every mutant
     # would be "unreached". So a compiled model is refused in one line, and a pure one is traced.
-    from kcm.checker import mutate as M
+    from kcm.checker import mutation as M
     from kcm.checker.engine.errors import UsageError
 
     configs = [("tiny", config.load_preset("tiny"))]

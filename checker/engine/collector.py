@@ -4,9 +4,8 @@ CPython frees an object when its last reference goes (reference counting); the c
 only exists for objects that refer to each other in a cycle. It runs whenever allocations outnumber
 frees by 700, and every so often it walks *every* container object alive. A breadth-first search
 allocates millions of short-lived tuples and keeps millions alive (the visited set, the frontier,
-the model's fingerprint and renaming caches), so those walks grow with the search: on `default`
-they were 29% of the first 16 levels' time (43.3 CPU s with the collector, 30.8 without) and 41% of
-the whole preset's (220.5 s, 130.8 s; docs/benchmarks.md).
+the model's fingerprint and renaming caches), so those walks grow with the search until they take
+a large share of it (docs/benchmarks.md, "`default` with the garbage collector paused").
 
 The Kafka model creates no cycle while it is explored: its states are immutable records of
 records, a step's `World` and `Controller` are dropped when the step ends, and a caught exception
@@ -48,11 +47,11 @@ def pausing_collector(generator_function: Callable[..., Iterator[T]]) -> Callabl
 
     PySpark's daemon runs a full `gc.collect()` after every task of a reused worker
     (`pyspark/daemon.py`), which walks every object alive in the worker: mostly the model and its
-    fingerprint, renaming and codec caches, kept for the next tasks and growing through the run.
-    On `default` those walks were over half of the run on `local[2]`: 1-3 s a level
-    (docs/benchmarks.md, "The state codec, and PySpark's collections between tasks"). Frozen
-    objects are left out of every collection; the model makes no cycles (above), so nothing it
-    leaves behind needed one, and reference counting still frees them."""
+    fingerprint, renaming and codec caches, kept for the next tasks and growing through the run,
+    so they cost more at every level (docs/benchmarks.md, "The state codec, and PySpark's
+    collections between tasks"). Frozen objects are left out of every collection; the model makes
+    no cycles (above), so nothing it leaves behind needed one, and reference counting still frees
+    them."""
     @functools.wraps(generator_function)
     def paused(*args: Any, **kwargs: Any) -> Iterator[T]:
         try:

@@ -25,8 +25,8 @@ interchangeable ids; the identity when the model has no symmetry), the table edg
 system (`known_loops`), the action kinds (`action_names`, so that coverage lists
 the ones never enabled), and a readable and an ITF rendering of states and actions.
 
-This module is pure and stdlib-only like the rest of `kcm.model`; the Kafka model implements the
-interface in `spec.py`, and the tests implement it with toy models.
+This module is pure and stdlib-only, like everything of the engine it belongs to; the Kafka model
+implements the interface, and so do the tests' toy models.
 """
 
 from __future__ import annotations
@@ -169,6 +169,8 @@ def _token(cls: type) -> str:
 
 
 def _handler_for(cls: type) -> Callable[[Any], Any]:
+    handler: Callable[[Any], Any]
+    token: str | None
     if issubclass(cls, Enum):
         token = _token(cls)
         by_id = {id(member): (token, member.name) for member in cls}
@@ -319,9 +321,9 @@ class Model(Generic[State, Action]):
         return False
 
     def known_loops(self) -> Sequence[Any]:
-        """Livelocks the modelled system is known to have (each a `kcm.model.known_loops.KnownLoop`
-        with its Finding): the liveness checker lists a lasso they match as known instead of a
-        violation. None by default."""
+        """Livelocks the modelled system is known to have, each with a `name`, the `finding` that
+        documents it, the `property` it breaks and `matches(cycle)`: the liveness checker lists a
+        lasso they match as known instead of a violation. None by default."""
         return ()
 
     def action_names(self) -> Sequence[str]:

@@ -1,4 +1,4 @@
-"""The errors the command line turns into exit codes, one clear line each (DESIGN.md §4, §7).
+"""The errors the command line turns into exit codes, one clear line each.
 
 Exit codes: 0 all hold; 1 a violation; 2 bad usage, config or input; 3 incomplete (a bound, a
 timeout or an interruption).

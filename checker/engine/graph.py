@@ -18,13 +18,12 @@ are stored grouped by source (compressed sparse rows):
   (`quiescent`, a `bytearray`), settled (`settled`) and whether a bound left out one of its
   healing steps (`pruned`).
 
-That is 6 bytes per edge and 17 per node, beside the explorer's visited set (measured in
-`bench/liveness.py` and docs/benchmarks.md). A networkx `DiGraph` of the same edges costs a few
-hundred bytes per edge, so the algorithms below have two backends: networkx (`nx`) while the
-graph is small (`NX_EDGE_LIMIT`), and equivalents on the arrays (`arrays`) beyond: an iterative
-Tarjan for strongly connected components and a breadth-first search on the reversed edges for
-reverse reachability. The tests check both backends against each other and networkx on random
-graphs.
+That is 6 bytes per edge and 17 per node, beside the explorer's visited set. A networkx `DiGraph`
+of the same edges costs far more per edge (docs/benchmarks.md, "Liveness"), so the algorithms
+below have two backends: networkx (`nx`) while the graph is small (`NX_EDGE_LIMIT`), and
+equivalents on the arrays (`arrays`) beyond: an iterative Tarjan for strongly connected components
+and a breadth-first search on the reversed edges for reverse reachability. The tests check both
+backends against each other and networkx on random graphs.
 """
 
 from __future__ import annotations
@@ -147,8 +146,8 @@ class ExploredGraph:
 
     def nbytes(self) -> int:
         """Bytes held by the arrays (not the `actions` list, a few hundred values)."""
-        return sum(a.itemsize * len(a) for a in (self.offsets, self.targets, self.labels, self.parent,
-                                                  self.parent_index)) + len(self.quiescent) + len(self.pruned) + len(self.settled)
+        arrays = (self.offsets, self.targets, self.labels, self.parent, self.parent_index)
+        return sum(a.itemsize * len(a) for a in arrays) + len(self.quiescent) + len(self.pruned) + len(self.settled)
 
     def healing_mask(self) -> bytearray:
         """One byte per edge: 1 for a healing step."""
@@ -270,9 +269,11 @@ def shortest_path(graph: ExploredGraph, start: int, goal_edge, node_ok: bytearra
                 continue
             if goal_edge(e):
                 path = [e]
-                while via[v] is not None:
-                    path.append(via[v])
-                    v = graph.source_of(via[v])
+                back = via[v]
+                while back is not None:
+                    path.append(back)
+                    v = graph.source_of(back)
+                    back = via[v]
                 return path[::-1]
             if w not in via:
                 via[w] = e

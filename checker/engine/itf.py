@@ -1,6 +1,6 @@
 """The Informal Trace Format (ITF, `.itf.json`): writing counterexamples and reading them back.
 
-The format is Apalache's ADR-015 (`reference/model-checkers.md` §2.2): a JSON object with `vars`
+The format is Apalache's ADR-015 (`ADR_URL` below): a JSON object with `vars`
 (the variable names every state sets), `states` (one object per state) and an optional `#meta`.
 Values are encoded as the ADR says:
 
@@ -25,10 +25,11 @@ network queue, say) sets the class attribute `__itf_variant__ = True` so that th
 `#meta` (free-form in the ADR) holds: `format` "ITF", `format-description` (the ADR's address),
 `source`, `checker` "kcm", `model`, `invariant` and `kind` (the violated property; the ADR
 suggests it, apalache#1728 asks for it), `actions` (the action label per state, `null` for the
-initial one), `trace_length`, `initial_index` (the position of the first state in `Model.init_states()`),
-`config`, `loop` for a lasso (also ADR-015's top-level `loop`: the index of the state where the
-cycle starts; the last state equals it), and for replay `model_factory` ("module:function") with
-`model_args` (keyword arguments). Each state's `#meta` holds `index`, `action` (the label, as
+initial one), `trace_length`, `initial_index` (the position of the first state in
+`Model.init_states()`), `config`, `loop` for a lasso (also ADR-015's top-level `loop`: the index of
+the state where the cycle starts; the last state equals it), and for replay the model's
+`ModelSpec` as `model_factory` ("module:function") with `model_args` (keyword arguments;
+`kcm.checker.engine.model_spec`). Each state's `#meta` holds `index`, `action` (the label, as
 `Model.format_action` renders it), `action_kind` and `action_fields` (the action's own fields as an
 ITF record, which the sequence diagram reads its actors from).
 
@@ -41,6 +42,7 @@ problem. Plain JSON integers (ITF before 2023-09-14) are accepted; other numbers
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -50,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from kcm.checker.engine.errors import UsageError
+from kcm.checker.engine.model_spec import ModelSpec
 
 ADR_URL = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 _BIGINT = re.compile(r"-?[0-9]+\Z")
@@ -78,7 +81,7 @@ class _FrozenMapping(Mapping):
         return len(self._items)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self._items == other._items  # type: ignore[attr-defined]
+        return type(other) is type(self) and self._items == other._items
 
     def __hash__(self) -> int:
         if self._hash is None:
@@ -196,15 +199,15 @@ def itf_document(
     kind: str | None = None,
     source: str | None = None,
     config: Any = None,
-    model_factory: str | None = None,
-    model_args: Mapping[str, Any] | None = None,
+    model_spec: ModelSpec | None = None,
     description: str | None = None,
     loop: int | None = None,
 ) -> dict:
     """The ITF document (a JSON-ready dict) of `trace`, a sequence of `(action, state)` whose
     first action is None. States become `model.fields(state)`; every state must set the same
     variables. A lasso (a livelock) gives `loop`, the index of the state its cycle starts at; its
-    last state equals that one (the last step closes the cycle, so its action is recorded)."""
+    last state equals that one (the last step closes the cycle, so its action is recorded).
+    `model_spec` names the model for a replay."""
     if not trace:
         raise ValueError("an ITF trace needs at least the initial state")
     states, labels = [], []
@@ -238,16 +241,16 @@ def itf_document(
     top["trace_length"] = len(trace) - 1
     if loop is not None:
         top["loop"] = loop
-    try:  # which initial state, so that a replay by labels starts from the right one
+    # Which initial state, so that a replay by labels starts from the right one.
+    with contextlib.suppress(ValueError):
         top["initial_index"] = list(model.init_states()).index(trace[0][1])
-    except ValueError:
-        pass
     if config is not None:
         top["config"] = _plain_json(config)
-    if model_factory is not None:
-        top["model_factory"] = model_factory
-        top["model_args"] = _plain_json(dict(model_args or {}))
-    document = {"#meta": top, "vars": names, "states": states}
+    if model_spec is not None:
+        named = model_spec.to_meta()
+        top["model_factory"] = named["model_factory"]
+        top["model_args"] = _plain_json(named["model_args"])
+    document: dict[str, Any] = {"#meta": top, "vars": names, "states": states}
     if loop is not None:
         document["loop"] = loop  # ADR-015's own field; `#meta.loop` repeats it for readers of #meta
     return document
@@ -289,11 +292,15 @@ def _decode(expr: Any, where: str) -> Any:
         raise _Bad(f"{where}: {type(expr).__name__} is not an ITF value")
     tags = [k for k in expr if k.startswith("#")]
     if not tags:
-        return Record((k, _decode(v, f"{where}.{k}")) for k, v in expr.items())
+        return Record([(k, _decode(v, f"{where}.{k}")) for k, v in expr.items()])
     tag = tags[0]
     if len(expr) != 1 or tag not in _TAGS:
         raise _Bad(f"{where}: unknown ITF form with keys {sorted(expr)}")
-    body = expr[tag]
+    return _decode_tagged(tag, expr[tag], where)
+
+
+def _decode_tagged(tag: str, body: Any, where: str) -> Any:
+    """The value of a tagged ITF form `{tag: body}` (one of `_TAGS`)."""
     if tag == "#bigint":
         if not isinstance(body, str) or not _BIGINT.match(body):
             raise _Bad(f"{where}: bad #bigint {body!r}")

@@ -49,8 +49,8 @@ event queue's capacity, an epoch bound; a TLC state constraint) has a future the
 show. Such a state is never blamed: a fair component containing one is undecided, not reported,
 and a state that cannot settle except through one is undecided, not a QuiescenceAlwaysReachable
 failure. The summary counts them. (A model explored modulo a quotient, such as the Kafka model
-modulo controller epochs, `kcm.model.checking.epoch_quotient`, identifies states by `Model.fingerprint`; the
-lasso's last state then equals its loop state up to the quotient.)
+modulo controller epochs, identifies states by `Model.fingerprint`; the lasso's last state then
+equals its loop state up to the quotient.)
 
 **Lassos.** Each fair livelock is reported as a lasso: the shortest prefix (the BFS tree path) to
 the component's shallowest state (its smallest node id), then a cycle from that state back to it
@@ -69,7 +69,9 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kcm.checker.engine.contract import Model
 from kcm.checker.engine.graph import (
@@ -158,19 +160,22 @@ class LivenessResult:
             return [f"Liveness not checked: {self.reason}."]
         lines = [f"Liveness ({self.backend}, {self.duration_s:.1f} s): {self.nodes:,} states"
                  + (f" (modulo {self.quotient})" if self.quotient else "")
-                 + f", {self.edges:,} edges ({self.healing_edges:,} healing) kept in {self.graph_bytes / 2**20:.1f} MiB; "
+                 + f", {self.edges:,} edges ({self.healing_edges:,} healing) "
+                 f"kept in {self.graph_bytes / 2**20:.1f} MiB; "
                  f"{self.cyclic_components} cyclic healing components, {self.fair_components} fair; "
                  f"{self.unsettleable_states} states cannot settle."]
         if self.pruned_states:
-            lines.append(f"  {self.pruned_states:,} states had a healing step cut by a bound (an event queue's capacity "
-                         f"or the controller epoch bound): liveness is undecided there, not failed; "
+            lines.append(f"  {self.pruned_states:,} states had a healing step cut by a bound "
+                         "(an event queue's capacity or the controller epoch bound): "
+                         "liveness is undecided there, not failed; "
                          f"{self.undecided_components} fair components and {self.undecided_states:,} states that "
                          "settle only through such a state are not reported.")
         for name in self.checked:
             v = next((x for x in self.violations if x.name == name), None)
             lines.append(f"  liveness '{name}': " + ("holds" if v is None else (
-                f"violated by a lasso: {_n(v.loop)} to a cycle of {_n(v.trace_length - v.loop)}"
-                if v.loop is not None else f"violated: no healing run settles the state reached in {_n(v.trace_length)}")))
+                f"violated by a lasso: {_n(v.loop)} to a cycle of {_n((v.trace_length or 0) - v.loop)}"
+                if v.loop is not None
+                else f"violated: no healing run settles the state reached in {_n(v.trace_length or 0)}")))
         for k in self.known:
             lines.append(f"  known 2.6 loop '{k.known}' ({k.finding}, breaks {k.breaks}): {_n(k.prefix_length)} "
                          f"to a cycle of {_n(k.cycle_length)} (listed, not a violation)")
@@ -199,14 +204,15 @@ def check_liveness(model: Model, graph: ExploredGraph | None, *, backend: str = 
     # EventuallyQuiescent: the fair components of the healing subgraph off the quiescent states;
     # EventuallySettled: the same off the settled states, restarts not forced by fairness.
     checked = [EVENTUALLY_QUIESCENT]
-    goals = {EVENTUALLY_QUIESCENT: (graph.quiescent, frozenset())}
+    goals: dict[str, tuple[Any, frozenset[int]]] = {EVENTUALLY_QUIESCENT: (graph.quiescent, frozenset())}
     if type(model).is_settled is not Model.is_settled:
         checked.append(EVENTUALLY_SETTLED)
         goals[EVENTUALLY_SETTLED] = (graph.settled, frozenset(
             i for i, a in enumerate(graph.actions) if model.is_unforced(a)))
     checked.append(QUIESCENCE_REACHABLE)
     known_loops = tuple(model.known_loops())
-    known, unknown = [], []
+    known: list[Any] = []
+    unknown: list[Any] = []
     known_entries: set[int] = set()
     violations = []
     cyclic_count = fair_count = undecided_count = 0
@@ -221,7 +227,7 @@ def check_liveness(model: Model, graph: ExploredGraph | None, *, backend: str = 
         fair = [c for c in fair if not any(pruned[v] for v in c)]
         if prop == EVENTUALLY_QUIESCENT:
             cyclic_count, fair_count, undecided_count = len(cyclic), len(fair), len(undecided)
-        prop_unknown = []
+        prop_unknown: list[Any] = []
         unknown_count = 0
         for component in fair:
             lasso = _lasso(model, graph, component, healing, unforced, prop)
@@ -243,11 +249,30 @@ def check_liveness(model: Model, graph: ExploredGraph | None, *, backend: str = 
             violations.append(Violation(prop, LIVENESS, first.trace, first.loop))
         unknown += prop_unknown
 
-    # QuiescenceAlwaysReachable: reverse reachability from the quiescent states. A known loop's
-    # states cannot settle either; reaching one counts as settling here, so that a known loop
-    # fails neither property, and any other state that cannot settle still does. A pruned state
-    # may settle by the step the bound cut: reaching one is undecided, not a failure.
     reach = nx_reaching if chosen == "nx" else reaching
+    stuck, undecided_states, unexplained = _unsettleable(graph, healing, reach, fair, known_entries)
+    if unexplained:
+        v = unexplained[0]  # the smallest id: a shallowest such state
+        violations.append(Violation(QUIESCENCE_REACHABLE, LIVENESS, _replay(model, graph, graph.path_to(v))))
+    return LivenessResult(
+        verdict="violation" if violations else "pass", violations=tuple(violations), known=tuple(known),
+        livelocks=tuple(unknown), cyclic_components=cyclic_count, fair_components=fair_count,
+        unsettleable_states=len(stuck), pruned_states=sum(pruned), undecided_components=undecided_count,
+        checked=tuple(checked), undecided_states=undecided_states, quotient=getattr(model, "quotient", ""),
+        nodes=graph.nodes, edges=graph.edges, healing_edges=healing_edges,
+        graph_bytes=graph.nbytes(), backend=chosen, duration_s=time.perf_counter() - started,
+    )
+
+
+def _unsettleable(graph: ExploredGraph, healing: bytearray, reach: Any, fair: list[list[int]],
+                  known_entries: set[int]) -> tuple[list[int], int, list[int]]:
+    """QuiescenceAlwaysReachable: reverse reachability from the quiescent states. Returns the
+    states that cannot settle, how many more are undecided, and those of the first that no known
+    loop explains. A known loop's states cannot settle either; reaching one counts as settling
+    here, so that a known loop fails neither property, and any other state that cannot settle
+    still does. A pruned state may settle by the step the bound cut: reaching one is undecided,
+    not a failure."""
+    pruned = graph.pruned
     can_settle = reach(graph, graph.quiescent, healing)
     stuck = [v for v in range(graph.nodes) if not can_settle[v]]
     undecided_states = 0
@@ -255,26 +280,15 @@ def check_liveness(model: Model, graph: ExploredGraph | None, *, backend: str = 
         maybe = reach(graph, bytearray(q | p for q, p in zip(graph.quiescent, pruned)), healing)
         undecided_states = sum(1 for v in stuck if maybe[v])
         stuck = [v for v in stuck if not maybe[v]]
-    if stuck and known_entries:
-        goal = bytearray(graph.quiescent)
-        for c in fair:
-            if min(c) in known_entries:
-                for v in c:
-                    goal[v] = 1
-        excused = reach(graph, goal, healing)
-        unexplained = [v for v in stuck if not excused[v]]
-    else:
-        unexplained = stuck
-    if unexplained:
-        v = unexplained[0]  # the smallest id: a shallowest such state
-        violations.append(Violation(QUIESCENCE_REACHABLE, LIVENESS, _replay(model, graph, graph.path_to(v))))
-    return LivenessResult(
-        verdict="violation" if violations else "pass", violations=tuple(violations), known=tuple(known),
-        livelocks=tuple(unknown), cyclic_components=cyclic_count, fair_components=fair_count,
-        unsettleable_states=len(stuck), pruned_states=sum(pruned), undecided_components=undecided_count, checked=tuple(checked),
-        undecided_states=undecided_states, quotient=getattr(model, "quotient", ""), nodes=graph.nodes, edges=graph.edges, healing_edges=healing_edges,
-        graph_bytes=graph.nbytes(), backend=chosen, duration_s=time.perf_counter() - started,
-    )
+    if not (stuck and known_entries):
+        return stuck, undecided_states, stuck
+    goal = bytearray(graph.quiescent)
+    for c in fair:
+        if min(c) in known_entries:
+            for v in c:
+                goal[v] = 1
+    excused = reach(graph, goal, healing)
+    return stuck, undecided_states, [v for v in stuck if not excused[v]]
 
 
 def _is_fair(graph: ExploredGraph, component: list[int], healing: bytearray, unforced: frozenset = frozenset()) -> bool:
@@ -307,17 +321,19 @@ def _lasso(model: Model, graph: ExploredGraph, component: list[int], healing: by
     assert cycle is not None, "a component with a cycle has one through each of its states"
     while True:
         nodes = [entry] + [targets[e] for e in cycle[:-1]]
-        enabled = None
+        enabled: set[int] | None = None
         for v in nodes:
             here = {labels[e] >> 1 for e in graph.out_edges(v) if healing[e]}
             enabled = here if enabled is None else enabled & here
-        missing = sorted(enabled - {labels[e] >> 1 for e in cycle} - unforced)
+        missing = sorted((enabled or set()) - {labels[e] >> 1 for e in cycle} - unforced)
         if not missing:
             break
         want = missing[0]
         to_edge = shortest_path(graph, entry, lambda e, w=want: labels[e] >> 1 == w and healing[e], inside, healing)
+        assert to_edge is not None, "every action enabled throughout the cycle is taken inside the component"
         back = ([] if targets[to_edge[-1]] == entry else
                 shortest_path(graph, targets[to_edge[-1]], lambda e: targets[e] == entry, inside, healing))
+        assert back is not None, "a component is strongly connected"
         cycle = to_edge + back + cycle
     steps = graph.path_to(entry)
     prefix_length = len(steps) - 1
@@ -344,7 +360,7 @@ def _replay(model: Model, graph: ExploredGraph, steps: list[tuple[int, int]]) ->
     return tuple(trace)
 
 
-def reproduces_liveness(model: Model, states: list, actions: list, limit: int = 1_000_000,
+def reproduces_liveness(model: Model, states: Sequence[Any], actions: Sequence[Any], limit: int = 1_000_000,
                         prop: str = EVENTUALLY_QUIESCENT) -> bool:
     """Whether a replayed trace shows its liveness violation, judged on the trace alone (for
     `kcm.checker.engine.replay`). A lasso (its last state appears earlier; the first such index is the
@@ -358,12 +374,12 @@ def reproduces_liveness(model: Model, states: list, actions: list, limit: int = 
         goal = model.is_settled if prop == EVENTUALLY_SETTLED else model.is_quiescent
         if any(goal(s) or not model.is_healing(s, a) for s, a in cycle):
             return False
-        enabled = None
+        enabled: set[Any] | None = None
         for s, _ in cycle:
             here = {a for a, _ in model.successors(s) if model.is_healing(s, a)
                     and not (prop == EVENTUALLY_SETTLED and model.is_unforced(a))}
             enabled = here if enabled is None else enabled & here
-        return not enabled - {a for _, a in cycle}
+        return not (enabled or set()) - {a for _, a in cycle}
     fp = model.fingerprint
     seen, todo = {last}, [states[-1]]
     while todo and len(seen) <= limit:

@@ -7,7 +7,7 @@ state, each checked to be enabled, so a replay also tests that the model still a
 - `replay_labels(model, labels)` takes action labels (`Model.format_action` strings, as an ITF
   file records them) and, at each step, picks the enabled action whose label matches. Two
   enabled actions with one label but different next states make the replay ambiguous: an error.
-- `replay_itf(file)` rebuilds the model from the file's `#meta.model_factory` ("module:function",
+- `replay_itf(file)` rebuilds the model the file names (its `ModelSpec`, `#meta.model_factory`
   called with `#meta.model_args`), replays the labels from the recorded initial state, checks every
   replayed state against the recorded one, and asserts the recorded violation.
 - `replay_script(trace)` writes a small standalone Python file (also a pytest test) that does the
@@ -22,14 +22,13 @@ Failures raise `ReplayError`, an `AssertionError`, so the script fails like a te
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from kcm.checker.engine.contract import Always, AlwaysStep, Model, Sometimes
-from kcm.checker.engine.errors import UsageError
 from kcm.checker.engine.itf import ItfTrace, decode_value, encode_value, read_itf
+from kcm.checker.engine.model_spec import ModelSpec, load_factory
 
 
 class ReplayError(AssertionError):
@@ -134,28 +133,10 @@ def assert_reproduces(model: Model, name: str, kind: str, states: Sequence[Any],
                           f"after {len(actions)} steps")
 
 
-def load_factory(spec: str) -> Callable[..., Model]:
-    """The callable named by "package.module:function"; `UsageError` if it cannot be found."""
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise UsageError(f"bad model factory '{spec}' (expected 'package.module:function')")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise UsageError(f"cannot import model factory module '{module_name}': {exc}") from None
-    factory = getattr(module, attr, None)
-    if not callable(factory):
-        raise UsageError(f"model factory '{spec}' is not a callable in '{module_name}'")
-    return factory
-
-
 def model_from_meta(meta: Mapping[str, Any]) -> Model:
-    """Rebuild the model an ITF file was written from (`#meta.model_factory`, `model_args`)."""
-    spec = meta.get("model_factory")
-    if not isinstance(spec, str):
-        raise UsageError("the trace does not name a model factory (#meta.model_factory)")
-    args = meta.get("model_args") or {}
-    return load_factory(spec)(**args)
+    """Rebuild the model an ITF file was written from (the `ModelSpec` its `#meta` names)."""
+    spec = ModelSpec.from_meta(meta)
+    return load_factory(spec.factory)(*spec.args, **dict(spec.kwargs))
 
 
 def _initial_state(model: Model, trace: ItfTrace) -> Any:
@@ -188,8 +169,8 @@ def replay_itf(source: str | Path | ItfTrace, model: Model | None = None) -> tup
             where = f" ({diffs[0][0]})" if diffs else ""
             raise ReplayError(f"state {i} differs from the recorded one{where}")
 
-    labels = list(trace.actions[1:])
-    if any(label is None for label in labels):
+    labels = [label for label in trace.actions[1:] if label is not None]
+    if len(labels) < len(trace.actions) - 1:
         raise ReplayError("the trace does not record every action label")
     actions, states = replay_labels(model, labels, _initial_state(model, trace), check_state)
     if trace.invariant is not None:
@@ -215,7 +196,8 @@ its label among the enabled actions, from initial state number INITIAL_INDEX), a
 the last step {"meets" if kind == "sometimes" else "violates"} '{name}'. Run it with python, or collect it with pytest.
 """
 
-from kcm.checker.engine.replay import assert_reproduces, load_factory, replay_labels
+from kcm.checker.engine.model_spec import load_factory
+from kcm.checker.engine.replay import assert_reproduces, replay_labels
 
 MODEL_FACTORY = {meta["model_factory"]!r}
 MODEL_ARGS = {dict(meta.get("model_args") or {})!r}

@@ -1,15 +1,15 @@
 """Results for CI: the JSON report (a versioned contract, `docs/report-schema.json`) and JUnit XML.
 
 The JSON report is what CI scripts parse, so its shape only grows: a field is never renamed or
-removed without bumping `schema_version`. Its fields (DESIGN.md §4): `schema_version`, `verdict`
-(`pass` / `violation` / `incomplete`), `preset`, `engine`, `distinct_states`, `generated_states`,
-`depth`, `symmetry`, `duration_s`, `violations` (each `invariant`, `kind`, `trace_length`,
-`trace_file`, and `loop` for a lasso), `known_violations` (violations of properties listed as known
-Kafka 2.6 behaviour, `kcm.model.findings`, which do not fail the verdict: each `invariant`, `kind`,
-`trace_length`, `finding`), `goals` (name -> met), `coverage` (`table_edges_taken`, `table_edges_total`,
-`untaken`, `illegal_requests`, `actions`), `proofs` (each `property`, `brokers`, `result`,
-`seconds`), plus `variant`, `kafka_version` and `kcm_version`; with `kcm explore --liveness`,
-`liveness` (`liveness_section`).
+removed without bumping `schema_version`. Its fields: `schema_version`, `verdict` (`pass` /
+`violation` / `incomplete`), `preset`, `engine`, `distinct_states`, `generated_states`, `depth`,
+`symmetry`, `duration_s`, `violations` (each `invariant`, `kind`, `trace_length`, `trace_file`,
+and `loop` for a lasso), `known_violations` (violations of properties the model lists as its known
+violations, behaviour of the modelled system, which do not fail the verdict: each `invariant`,
+`kind`, `trace_length`, `finding`), `goals` (name -> met), `coverage` (`table_edges_taken`,
+`table_edges_total`, `untaken`, `illegal_requests`, `actions`), `proofs` (each `property`,
+`brokers`, `result`, `seconds`), plus `variant` and the versions the caller passes (`kcm_version`,
+`kafka_version`); with `kcm explore --liveness`, `liveness` (`liveness_section`).
 
 JUnit XML has one test case per property checked (failed if violated), per goal (failed if not
 met), per proof (failed unless proved) and one for table coverage, so CI dashboards show them.
@@ -24,8 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from kcm.checker.engine.result import CheckResult
-
-from kcm import KAFKA_VERSION, __version__
 
 SCHEMA_VERSION = 1
 
@@ -44,13 +42,14 @@ def _edge(e: Any) -> str:
 
 
 def build(result: CheckResult | None, proofs: Sequence[Any], *, preset: str, variant: str = "",
-          trace_files: Mapping[str, str] | None = None, duration_s: float | None = None) -> dict[str, Any]:
-    """The JSON report as a dict."""
+          trace_files: Mapping[str, str] | None = None, duration_s: float | None = None,
+          versions: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The JSON report as a dict; `versions` (the checker's and the modelled system's, as
+    `{"kcm_version": ..., "kafka_version": ...}`) follow `schema_version`."""
     trace_files = trace_files or {}
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
-        "kcm_version": __version__,
-        "kafka_version": KAFKA_VERSION,
+        **(versions or {}),
         "verdict": verdict_of(result, proofs),
         "preset": preset,
         "variant": variant,

@@ -7,7 +7,7 @@ trace of `k` steps has `k + 1` entries and `trace_length` is `k`. States in a tr
 states of an execution (with symmetry on, the explorer continues from the state it generated, not
 from the canonical representative), so the trace replays with `Model.step`.
 
-Verdicts (DESIGN.md §4, exit codes 0 / 1 / 3):
+Verdicts (the `kcm` exit codes 0 / 1 / 3):
 
 - "violation": some property failed (an invariant, a transition invariant, a deadlock), or the
   run was complete and a `Sometimes` goal was never met (the model is vacuous for it);
@@ -83,8 +83,8 @@ class CheckResult:
     reason: str = ""
     #: The engine's name, for reports.
     engine: str = "bfs"
-    #: Violations of properties the model lists as known behaviour of the system (Kafka 2.6:
-    #: `kcm.model.findings`), each with its shortest trace; they do not fail the verdict.
+    #: Violations of properties the model lists as known behaviour of the modelled system (its
+    #: known violations), each with its shortest trace; they do not fail the verdict.
     known_violations: tuple[Violation, ...] = ()
     #: Why each of them is known (property name -> the Finding).
     known_reasons: dict[str, str] = field(default_factory=dict)
@@ -109,7 +109,7 @@ class CheckResult:
         for v in self.violations:
             where = f"after {v.trace_length} steps" if v.trace is not None else "never met"
             if v.loop is not None:
-                cycle = v.trace_length - v.loop
+                cycle = (v.trace_length or 0) - v.loop
                 where = (f"by a lasso: {v.loop} step{'' if v.loop == 1 else 's'} to a cycle of {cycle} "
                          f"step{'' if cycle == 1 else 's'} back to state {v.loop}")
             lines.append(f"  {v.kind} '{v.name}' violated, {where}")

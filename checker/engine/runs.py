@@ -68,7 +68,7 @@ from kcm.checker.engine.stats import Outdegree, ProgressClock, Stats
 
 #: How long the parent waits on its queue before looking at its workers again (seconds).
 _POLL = 0.2
-#: The signals that interrupt a run (kcm.cli turns SIGTERM into the same KeyboardInterrupt).
+#: The signals that interrupt a run (the command line turns SIGTERM into the same KeyboardInterrupt).
 _INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
 #: Orders (order key, violation) pairs by their key.
 _KEY = itemgetter(0)
@@ -221,7 +221,7 @@ def _work(model: Model, opts: CheckOptions, runs, next_run, bound, stop, out, pa
     told to stop: by the parent's `stop`, by a signal of its own, or by its parent's death."""
     # The collector stays off for good: the search makes no reference cycles (checker/engine/collector.py),
     # and the worker ends with its process. Turned back on after a run, its first pass would walk
-    # every record the model's caches keep (1.5-2 s after `default`'s largest run).
+    # every record the model's caches keep.
     gc.disable()
     signalled = []
     # An interruption sets a flag that the explorer polls (`should_stop`): raised as a
@@ -250,7 +250,7 @@ def _work(model: Model, opts: CheckOptions, runs, next_run, bound, stop, out, pa
             result = explore(model, replace(opts, initial=runs[run], progress=progress, depth_bound=depth_bound,
                                             should_stop=should_stop))
             if opts.stop_on_violation:
-                lengths = [v.trace_length for v in result.violations if v.trace is not None]
+                lengths = [v.trace_length for v in result.violations if v.trace_length is not None]
                 if lengths:
                     with bound.get_lock():
                         if bound.value < 0 or min(lengths) < bound.value:
@@ -279,10 +279,7 @@ def merge(model: Model, opts: CheckOptions, results: Sequence[CheckResult | None
         return inits.index(trace[0][1])
 
     found = [(_order(v, root(v.trace)), v) for _, r in done for v in r.violations if v.trace is not None]
-    if opts.stop_on_violation:
-        violations = [min(found, key=_KEY)[1]] if found else []
-    else:
-        violations = _shortest_per_name(found)
+    violations = ([min(found, key=_KEY)[1]] if found else []) if opts.stop_on_violation else _shortest_per_name(found)
     known = _shortest_per_name([(_order(v, root(v.trace)), v) for _, r in done for v in r.known_violations])
 
     goals: dict[str, Goal] = {}
@@ -348,7 +345,7 @@ def _order(v: Violation, root: int) -> tuple[int, bool, int]:
     state (`root`), since each level keeps its parents' order, so lists its states by the initial
     state they were first reached from. (Two as long from one initial state are in one run, whose
     explorer has already picked the first.)"""
-    return (v.trace_length, v.kind == DEADLOCK, root)
+    return (v.trace_length if v.trace_length is not None else -1, v.kind == DEADLOCK, root)
 
 
 def _shortest_per_name(found: list[tuple[tuple[int, bool, int], Violation]]) -> list[Violation]:

@@ -109,7 +109,8 @@ class _Absent:
 ABSENT = _Absent()
 
 
-def _format_change(path: str, old: Any, new: Any) -> str:
+def format_change(path: str, old: Any, new: Any) -> str:
+    """One changed field of a step, as a trace lists it: `  path: old -> new`."""
     show = lambda v: "(absent)" if v is ABSENT else format_value(v)  # noqa: E731
     line = f"  {path}: {show(old)} -> {show(new)}"
     if isinstance(old, frozenset) and isinstance(new, frozenset):
@@ -174,13 +175,13 @@ def render_text(trace: ItfTrace) -> str:
         changes = []
         for name in trace.vars:
             changes += diff_values(trace.states[i - 1][name], trace.states[i][name], name)
-        lines += [_format_change(*c) for c in changes] or ["  (no change)"]
+        lines += [format_change(*c) for c in changes] or ["  (no change)"]
     if trace.kind == "deadlock":
         lines += ["", "No action is enabled in this state, and it is not a legal end state."]
     if trace.loop is not None:
         repeat = f"step {last} repeats" if last == trace.loop + 1 else f"steps {trace.loop + 1}-{last} repeat"
-        # A model explored modulo controller epochs (kcm.model.checking.epoch_quotient) closes a cycle on a
-        # state equal to the loop's up to a renaming of those epochs.
+        # A model explored modulo controller epochs (its name says so) closes a cycle on a state
+        # equal to the loop's up to a renaming of those epochs.
         equal = ("equals it up to a renaming of controller epochs"
                  if "modulo controller epochs" in str(trace.meta.get("model") or "") else "equals it")
         settling = "EventuallySettled" in f"{trace.invariant} {trace.meta.get('description') or ''}"
@@ -329,7 +330,8 @@ def sequence_diagram(trace: ItfTrace) -> str:
         # The lasso's cycle (blue) closes at its last step: the next step is step loop + 1 again.
         repeat = (f"step {len(steps)} repeats" if len(steps) == loop + 1
                   else f"steps {loop + 1}-{len(steps)} repeat")
-        out.append(f"  loop_back [shape=plaintext, fontcolor=\"#1f5fbf\", label={_q(f'back to state {loop}: {repeat} forever')}];")
+        label = _q(f"back to state {loop}: {repeat} forever")
+        out.append(f"  loop_back [shape=plaintext, fontcolor=\"#1f5fbf\", label={label}];")
         out.append(f"  step_{len(steps)} -> loop_back [style=invis, weight=100];")
         out.append(f"  loop_back -> step_{loop + 1} [color=\"#1f5fbf\", style=dashed, constraint=false];")
     out.append("}")
@@ -353,9 +355,9 @@ def write_counterexample(
     stem: str | None = None,
     **meta: Any,
 ) -> dict[str, Path]:
-    """Write a trace as `<stem>.itf.json`, `<stem>.txt`, `<stem>.dot` and, when `model_factory`
+    """Write a trace as `<stem>.itf.json`, `<stem>.txt`, `<stem>.dot` and, when `model_spec`
     is given in `meta`, a runnable `replay_<stem>.py`; returns {"itf", "text", "dot", "replay"}
-    -> path. `meta` as for `itf_document` (config=, model_factory=, model_args=, source=)."""
+    -> path. `meta` as for `itf_document` (config=, model_spec=, source=)."""
     from kcm.checker.engine.replay import replay_script  # replay imports this module
 
     out_dir = Path(out_dir)
@@ -367,7 +369,7 @@ def write_counterexample(
     paths["text"].write_text(render_text(decoded), encoding="utf-8")
     paths["dot"] = out_dir / f"{stem}.dot"
     paths["dot"].write_text(sequence_diagram(decoded), encoding="utf-8")
-    if meta.get("model_factory"):
+    if meta.get("model_spec") is not None:
         paths["replay"] = out_dir / f"replay_{stem}.py"
         paths["replay"].write_text(replay_script(decoded, paths["itf"].name), encoding="utf-8")
     return paths

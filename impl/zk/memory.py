@@ -2,7 +2,7 @@
 
 `MemoryZooKeeperServer` holds the znode tree, the zxid counter, the sessions and the armed watches;
 `server.connect()` opens a session and returns a `MemoryZooKeeper`, which implements the
-`kcm.impl.zk.protocol.ZooKeeper` protocol. The semantics are ZooKeeper's (reference §6.2); what the
+`kcm.impl.zk.protocol.ZooKeeper` protocol. The semantics are ZooKeeper's (the protocol cites them); what the
 controller's correctness depends on is reproduced exactly, the rest is left out:
 
 * **Transactions and zxids.** Every successful write (create, set, delete, multi) is one
@@ -17,7 +17,7 @@ controller's correctness depends on is reproduced exactly, the rest is left out:
   undelivered events are dropped, and its later calls raise `SessionExpiredError`. The expired
   client is *not* told at once: it learns from the expiry notice (a session-listener event, queued
   like watch events, or withheld with `notify=False`) or when it next talks to the server. That gap
-  is the zombie-controller window of reference §6.2.
+  is the zombie-controller window: a controller whose session expired still acts until it learns so.
 * **Watches.** One-shot, server-side: a trigger removes the watch and snapshots its callbacks into
   one notification per client (a client with a data and a child watch on a deleted znode gets one
   DELETED notification, as ZooKeeper suppresses the duplicate); later changes before a re-arming
@@ -31,9 +31,8 @@ controller's correctness depends on is reproduced exactly, the rest is left out:
   of each client's queue, `deliver_watch_event(e)` delivers one (its callback exceptions propagate).
 * **Faults.** `expire_session(session_id)`, and `lose_next_ack(session_id, paths=)`: the
   session's next write (on a path `paths` accepts) is applied (or fails) as usual but the client
-  gets `ConnectionLossError`, so it cannot tell which (reference §6.2, "Connection loss vs.
-  outcome"); `drop_connection(session_id)`: the connection is lost and re-established within the
-  session timeout (see there).
+  gets `ConnectionLossError`, so it cannot tell which; `drop_connection(session_id)`: the connection
+  is lost and re-established within the session timeout (see there).
 
 All state is guarded by one lock; callbacks run outside it. Left out: ACLs, quotas, the
 `/zookeeper` system subtree, several requests in flight at once (a client's requests are answered

@@ -1,7 +1,7 @@
 """The `ZooKeeper` protocol: the one interface the controller code talks to ZooKeeper through.
 
 One object is one client *session* (a ZooKeeper handle in Java terms). The operations and their
-semantics are ZooKeeper's own (reference §6.2, from
+semantics are ZooKeeper's own (from
 `apache/zookeeper:zookeeper-docs/src/main/resources/markdown/zookeeperProgrammers.md`); names are
 close to kazoo's so that the real backend is a thin mapping:
 

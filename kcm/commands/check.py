@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from kcm import KAFKA_VERSION, compiled, config
+from kcm import KAFKA_VERSION, VERSIONS, compiled, config
 from kcm.checker import diagrams, proofs
 from kcm.checker.engine import report
 from kcm.checker.engine.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, UsageError, check_writable_dir
@@ -75,7 +75,8 @@ def command(preset, config_file, variant, out, diagram_dir, json_file, junit_fil
         check_writable_dir(diagram_dir, "--diagrams")
     console.print(f"kcm check · Kafka {KAFKA_VERSION} controller · {label} "
                   f"({cfg.brokers} brokers, {cfg.topics} topic(s) × {cfg.partitions} partition(s), "
-                  f"RF {cfg.replication_factor}){' · variant ' + cfg.variant if cfg.variant else ''} · {compiled.status()}")
+                  f"RF {cfg.replication_factor}){' · variant ' + cfg.variant if cfg.variant else ''} · "
+                  f"{compiled.status()}")
     console.print("[bold]1. State tables[/bold]")
     for line in _table_lines():
         console.print(f"  [green]✓[/green] {line}")
@@ -96,7 +97,7 @@ def command(preset, config_file, variant, out, diagram_dir, json_file, junit_fil
         result, files = run_exploration(console, name, cfg, out=out, engine=engine, master=master,
                                         liveness=liveness, jobs=jobs)
     doc = report.build(result, proof_results, preset=name, variant=cfg.variant, trace_files=files,
-                       duration_s=time.perf_counter() - started)
+                       duration_s=time.perf_counter() - started, versions=VERSIONS)
     json_path, junit_path = write_reports(doc, result, proof_results, name=name, out=out, json_file=json_file,
                                           junit_file=junit_file, cfg=cfg, trace_files=files)
     verdict = doc["verdict"]

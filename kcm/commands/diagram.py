@@ -39,7 +39,8 @@ def tables(formats: tuple[str, ...], out: Path) -> None:
               help="Output format; repeat for several. Default: all (SVG and PNG need graphviz's `dot`).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("docs/diagrams"),
               show_default=True, help="Folder to write into.")
-def reachable(preset: str | None, config_file: Path | None, partition: int, formats: tuple[str, ...], out: Path) -> None:
+def reachable(preset: str | None, config_file: Path | None, partition: int, formats: tuple[str, ...],
+              out: Path) -> None:
     """The explored graph seen from one partition: the controller's partition and replica states,
     the leader's role and the ISR size; nodes count the states they stand for, edges the actions,
     refused (table-invalid) requests in red. Explores the whole preset first (symmetry off)."""
@@ -52,7 +53,8 @@ def reachable(preset: str | None, config_file: Path | None, partition: int, form
     name, cfg = config.load(preset, config_file)
     partitions = cfg.topics * cfg.partitions
     if partition >= partitions:
-        raise UsageError(f"--partition {partition}: preset '{name}' has {partitions} partition(s), 0 to {partitions - 1}")
+        raise UsageError(f"--partition {partition}: preset '{name}' has {partitions} partition(s), "
+                         f"0 to {partitions - 1}")
     model = KafkaModel(cfg, symmetry=False, initial_orbits=True)  # as the liveness graph
     result = explore(model, keep_graph=True, symmetry=False, stop_on_violation=False)
     if result.verdict == "incomplete":

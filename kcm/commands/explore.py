@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from kcm import compiled, config
+from kcm import VERSIONS, compiled, config
 from kcm.checker.engine import report
 from kcm.checker.engine.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, UsageError
 from kcm.exploration import (
@@ -49,7 +49,8 @@ from kcm.exploration import (
               help="Spark: continue the run whose snapshots are in this folder.")
 @click.option("--simulate", is_flag=True, help="Random walks instead of exhaustive search (TLC -simulate), on Spark.")
 @click.option("--runs", type=click.IntRange(min=1), default=1000, show_default=True, help="With --simulate: walks.")
-@click.option("--depth", type=click.IntRange(min=1), default=100, show_default=True, help="With --simulate: steps per walk.")
+@click.option("--depth", type=click.IntRange(min=1), default=100, show_default=True,
+              help="With --simulate: steps per walk.")
 @click.option("--seed", type=int, default=0, show_default=True, help="With --simulate: the seed.")
 @click.option("--liveness", is_flag=True,
               help="Also check that every fair run of healing actions settles (cycles on the kept graph; "
@@ -85,7 +86,7 @@ def command(preset, config_file, variant, invariants, symmetry, por, max_depth, 
     result, files = run_exploration(console, name, cfg, symmetry=symmetry, invariants=tuple(invariants),
                                     max_depth=max_depth, out=out, engine=engine, master=master,
                                     checkpoint=checkpoint, resume=resume, liveness=liveness, por=por, jobs=jobs)
-    doc = report.build(result, [], preset=name, variant=cfg.variant, trace_files=files)
+    doc = report.build(result, [], preset=name, variant=cfg.variant, trace_files=files, versions=VERSIONS)
     json_path, junit_path = write_reports(doc, result, [], name=name, out=out, json_file=json_file,
                                           junit_file=junit_file, cfg=cfg, trace_files=files)
     console.print(f"{result.verdict.upper()} · reports in {json_path}, {junit_path} and "

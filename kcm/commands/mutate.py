@@ -1,5 +1,5 @@
 """`kcm mutate`: seed faults into the model's controller and brokers, explore each mutant, and grade
-the properties by the mutants they kill (kcm.checker.mutate; Spark: kcm.spark_explore.mutate)."""
+the properties by the mutants they kill (kcm.checker.mutation; Spark: kcm.spark_explore.mutate)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from kcm import config
-from kcm.checker import mutate as M
-from kcm.checker import mutation_report, mutation_triage
+from kcm import VERSIONS, config
+from kcm.checker import mutation as M
 from kcm.checker.engine.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, UsageError, check_writable_dir
 from kcm.checker.engine.report import write_json, write_junit
+from kcm.checker.mutation import report as mutation_report
+from kcm.checker.mutation import triage as mutation_triage
 from kcm.exploration import ENGINES, start_spark
 
 
@@ -47,10 +48,12 @@ def _configs(presets, config_files) -> list[tuple[str, object]]:
               help="Seconds a mutant may take over all configs (beyond: timed out).")
 @click.option("--walks", type=click.IntRange(min=1), default=None,
               help="Random walks per config instead of exhaustive search (big presets; finds, never proves).")
-@click.option("--depth", type=click.IntRange(min=1), default=50, show_default=True, help="With --walks: steps per walk.")
+@click.option("--depth", type=click.IntRange(min=1), default=50, show_default=True,
+              help="With --walks: steps per walk.")
 @click.option("--liveness", is_flag=True,
               help="Also judge a mutant that survives the safety search by liveness (EventuallyQuiescent, "
-                   "EventuallySettled, QuiescenceAlwaysReachable, as `kcm explore --liveness`) where its states differ.")
+                   "EventuallySettled, QuiescenceAlwaysReachable, as `kcm explore --liveness`) "
+                   "where its states differ.")
 @click.option("--triage", "triage_dir", type=click.Path(path_type=Path), default=None, metavar="DIR",
               help="Join the hand-written triage of survivors in DIR/*.toml (bench/mutation/triage for the suite).")
 @click.option("--min-score", type=click.FloatRange(0, 1), default=None,
@@ -62,8 +65,8 @@ def _configs(presets, config_files) -> list[tuple[str, object]]:
               help="Write JUnit XML here (one test case per mutant).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write the report (mutation.json, mutation.txt) and each survivor's diff here.")
-def command(presets, config_files, engine, master, files, operators, ids, sample, seed, max_states, timeout, walks, depth,
-            liveness, triage_dir, min_score, list_only, json_file, junit_file, out) -> int:
+def command(presets, config_files, engine, master, files, operators, ids, sample, seed, max_states, timeout, walks,
+            depth, liveness, triage_dir, min_score, list_only, json_file, junit_file, out) -> int:
     """Grade the properties by mutation: seed one small fault at a time into the model's
     controller and brokers, explore each mutant like `kcm explore`, and report which the
     properties kill and which survive (with their diffs).
@@ -72,14 +75,7 @@ def command(presets, config_files, engine, master, files, operators, ids, sample
     below it); 2 bad usage; 3 incomplete (an interruption, or a mutant timed out)."""
     console = Console(highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    unknown = [f for f in files if f not in M.MUTABLE_FILES]
-    if unknown:
-        raise UsageError(f"--files: '{unknown[0]}' is not a mutable model file; choose from {', '.join(M.MUTABLE_FILES)}")
-    bad_ops = [o for o in operators if o not in M.OPERATORS]
-    if bad_ops:
-        raise UsageError(f"--operators: unknown operator '{bad_ops[0]}'; choose from {', '.join(M.OPERATORS)}")
-    if walks and liveness:
-        raise UsageError("--liveness needs the whole graph of each config; it cannot judge --walks")
+    _check_choices(files, operators, walks, liveness)
     if out is not None:
         check_writable_dir(out)
     configs = _configs(presets, config_files)
@@ -88,11 +84,7 @@ def command(presets, config_files, engine, master, files, operators, ids, sample
     generated_count, every_mutant = len(generated), generated
     triage = mutation_triage.load(triage_dir) if triage_dir is not None else None
     if ids:
-        known = {m.id for m in generated}
-        missing = [i for i in ids if i not in known]
-        if missing:
-            raise UsageError(f"--mutant: no mutant '{missing[0]}' in the current sources (see 'kcm mutate --list')")
-        generated = [m for m in generated if m.id in set(ids)]
+        generated = _only(generated, ids)
     mutants = M.sample(generated, sample, seed)
     if list_only:
         for m in mutants:
@@ -107,59 +99,33 @@ def command(presets, config_files, engine, master, files, operators, ids, sample
     started = time.perf_counter()
     bases = M.baselines(configs, budget)
     for b in bases:
-        console.print(f"  clean model on {b.config}: {b.distinct:,} distinct states"
-                      + ("" if b.digest else " (cut by the budget: equivalence is not judged)")
-                      + ("" if not liveness else "; liveness " + (
-                          "undecided: not judged here" if b.live is None else
-                          ", ".join(sorted(b.live)) + " broken by the clean model: not a kill" if b.live else "holds")))
+        console.print(_baseline_line(b, liveness))
     done = [0]
 
     def progress(o: M.Outcome) -> None:
         done[0] += 1
-        what = {M.KILLED: f"killed by {o.property} on {o.config}" + (f" ({o.trace_length} steps)" if o.trace_length is not None else ""),
-                M.CRASHED: f"crashed on {o.config}: {o.error}", M.SURVIVED: "SURVIVED",
-                M.EQUIVALENT: "equivalent suspect" + (" (never reached)" if o.note else ""),
-                M.TIMED_OUT: "timed out"}[o.status]
-        err.print(f"[{done[0]}/{len(mutants)}] {o.id}: {what} · {o.seconds:.1f} s")
+        err.print(f"[{done[0]}/{len(mutants)}] {o.id}: {_outcome_text(o)} · {o.seconds:.1f} s")
 
     complete = True
     outcomes: list[M.Outcome] = []
     try:
         if engine == "spark":
-            from kcm.spark_explore.mutate import run_spark
-
-            spark = start_spark(master)
-            try:
-                outcomes = run_spark(spark, mutants, configs, bases, budget, sources, files, operators, progress)
-            finally:
-                spark.stop()
+            outcomes = _run_on_spark(master, mutants, configs, bases, budget, sources, files, operators, progress)
         else:
             outcomes = M.run_local(mutants, configs, bases, budget, sources, progress, collect=outcomes)
     except KeyboardInterrupt:
         complete = False
-    if any(o.status == M.TIMED_OUT for o in outcomes):
-        complete = False
+    complete = complete and not any(o.status == M.TIMED_OUT for o in outcomes)
     doc = mutation_report.build(mutants, outcomes, configs=names, bases=bases, engine=engine, seed=seed,
                                 sample=sample, budget=budget, generated=generated_count,
-                                duration_s=time.perf_counter() - started, complete=complete)
+                                duration_s=time.perf_counter() - started, complete=complete,
+                                versions=VERSIONS)
     if triage is not None:
         mutation_triage.apply(doc, triage, every_mutant)
     lines = mutation_report.text(doc)
     for line in lines:
         console.print(line, markup=False)
-    if json_file:
-        write_json(doc, json_file)
-    if junit_file:
-        write_junit(mutation_report.junit(doc), junit_file)
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        write_json(doc, out / "mutation.json")
-        (out / "mutation.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        survivors = out / "survivors"
-        for e in doc["mutants"]:
-            if "diff" in e:
-                survivors.mkdir(exist_ok=True)
-                (survivors / f"{e['id'].replace(':', '_')}.diff").write_text(e["diff"], encoding="utf-8")
+    _write_reports(doc, lines, json_file, junit_file, out)
     console.print(f"Mutated and explored in {time.perf_counter() - started:.1f} s.")
     if not complete:
         return EXIT_INCOMPLETE
@@ -167,3 +133,74 @@ def command(presets, config_files, engine, master, files, operators, ids, sample
         console.print(f"Mutation score below --min-score {min_score:.0%}.")
         return EXIT_VIOLATION
     return EXIT_PASS
+
+
+def _check_choices(files, operators, walks, liveness) -> None:
+    unknown = [f for f in files if f not in M.MUTABLE_FILES]
+    if unknown:
+        raise UsageError(f"--files: '{unknown[0]}' is not a mutable model file; "
+                         f"choose from {', '.join(M.MUTABLE_FILES)}")
+    bad_ops = [o for o in operators if o not in M.OPERATORS]
+    if bad_ops:
+        raise UsageError(f"--operators: unknown operator '{bad_ops[0]}'; choose from {', '.join(M.OPERATORS)}")
+    if walks and liveness:
+        raise UsageError("--liveness needs the whole graph of each config; it cannot judge --walks")
+
+
+def _only(generated: list[M.Mutant], ids) -> list[M.Mutant]:
+    """The mutants `--mutant` names; one it does not find is a usage error."""
+    known = {m.id for m in generated}
+    missing = [i for i in ids if i not in known]
+    if missing:
+        raise UsageError(f"--mutant: no mutant '{missing[0]}' in the current sources (see 'kcm mutate --list')")
+    return [m for m in generated if m.id in set(ids)]
+
+
+def _baseline_line(b: M.Baseline, liveness: bool) -> str:
+    line = f"  clean model on {b.config}: {b.distinct:,} distinct states"
+    if not b.digest:
+        line += " (cut by the budget: equivalence is not judged)"
+    if liveness:
+        line += "; liveness " + ("undecided: not judged here" if b.live is None else
+                                 ", ".join(sorted(b.live)) + " broken by the clean model: not a kill" if b.live
+                                 else "holds")
+    return line
+
+
+def _outcome_text(o: M.Outcome) -> str:
+    if o.status == M.KILLED:
+        return f"killed by {o.property} on {o.config}" + (
+            f" ({o.trace_length} steps)" if o.trace_length is not None else "")
+    return {M.CRASHED: f"crashed on {o.config}: {o.error}", M.SURVIVED: "SURVIVED",
+            M.EQUIVALENT: "equivalent suspect" + (" (never reached)" if o.note else ""),
+            M.TIMED_OUT: "timed out"}[o.status]
+
+
+def _run_on_spark(master, mutants, configs, bases, budget, sources, files, operators, progress) -> list[M.Outcome]:
+    from kcm.spark_explore.mutate import run_spark  # pyspark is imported only for a Spark run
+
+    spark = start_spark(master)
+    try:
+        return run_spark(spark, mutants, configs, bases, budget, sources, files, operators, progress)
+    finally:
+        spark.stop()
+
+
+def _write_reports(doc: dict, lines: list[str], json_file: Path | None, junit_file: Path | None,
+                   out: Path | None) -> None:
+    """The JSON report, JUnit XML, and in `out` the report (mutation.json, mutation.txt) and each
+    survivor's diff, as asked."""
+    if json_file:
+        write_json(doc, json_file)
+    if junit_file:
+        write_junit(mutation_report.junit(doc), junit_file)
+    if out is None:
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(doc, out / "mutation.json")
+    (out / "mutation.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    survivors = out / "survivors"
+    for e in doc["mutants"]:
+        if "diff" in e:
+            survivors.mkdir(exist_ok=True)
+            (survivors / f"{e['id'].replace(':', '_')}.diff").write_text(e["diff"], encoding="utf-8")

@@ -4,7 +4,7 @@ A `ThreadedCluster` (the embedded ZooKeeper, or a real one at HOST:PORT) goes th
 steps (`kcm.impl.scenario`; two are shipped in `kcm/scenarios/`, `failover` is the default). After
 each step the cluster is left to settle; then the step's story is printed as a timeline (elections
 with their epochs, leader changes with leader epochs, ISR changes, requests queued and fenced,
-state transitions) and the model's state invariants (`kcm.model.invariants`, the `always` ones) are
+state transitions) and the model's state invariants (`kcm.model.catalogue`, the `always` ones) are
 checked on the abstraction of a snapshot of the cluster (on a real ZooKeeper, all but the ones
 that read the armed watches, which a client cannot list). At the end, a table of the controller,
 its epoch, and every partition's leader, ISR and leader epoch.
@@ -20,6 +20,7 @@ import logging
 import random
 import threading
 import time
+from functools import partial
 from importlib import resources
 from pathlib import Path
 
@@ -35,9 +36,8 @@ from kcm.impl.scenario import Scenario, ScenarioError, apply_step, describe
 from kcm.impl.threaded_cluster import ThreadedCluster
 from kcm.impl.timeline import Record
 from kcm.impl.zk.protocol import ZooKeeperError, ZooKeeperUnavailable
+from kcm.model.catalogue import READS_WATCHES, properties_for
 from kcm.model.config import ModelConfig
-from kcm.model.invariants import properties_for
-from kcm.model.props_ctl_watches import READS_WATCHES
 from kcm.model.variants import flags_for
 from kcm.net import refusal
 
@@ -179,7 +179,8 @@ def command(brokers, zk, scenario, seed, timeout_s, connect_timeout_s, keep_chro
     if scenario.description:
         console.print(f"[dim]{scenario.description}[/dim]")
     if unjudged:
-        console.print(f"[dim]not checked on a real ZooKeeper (a client cannot list its watches): {', '.join(unjudged)}[/dim]")
+        console.print("[dim]not checked on a real ZooKeeper (a client cannot list its watches): "
+                      f"{', '.join(unjudged)}[/dim]")
     shown = 0
     # A step that cannot finish (ZooKeeper gone for good, a client retrying forever) must not hang
     # the run: each step runs on a worker thread within a deadline, and the main thread, waiting in
@@ -188,8 +189,9 @@ def command(brokers, zk, scenario, seed, timeout_s, connect_timeout_s, keep_chro
     try:
         for i, step in enumerate(scenario.steps, 1):
             console.print(f"[bold]{i}. {describe(step)}[/bold]")
-            settled, failed = _bounded(lambda: _run_step(cluster, step, rng, f"step {i}", timeout_s, invariants),
-                                       step_deadline_s, f"step {i} ({step['do']})", zk)
+            # bound now: a step past its deadline runs on while the loop goes to the next one
+            run = partial(_run_step, cluster, step, rng, f"step {i}", timeout_s, invariants)
+            settled, failed = _bounded(run, step_deadline_s, f"step {i} ({step['do']})", zk)
             if not settled:
                 unsettled += 1
                 console.print(f"  [yellow]the cluster did not settle within {timeout_s:g} s[/yellow]")
@@ -235,7 +237,7 @@ def _bounded(work, deadline_s: float, what: str, zk: str):
     def run() -> None:
         try:
             outcome["value"] = work()
-        except BaseException as exc:  # noqa: BLE001 - handed to the main thread as is
+        except BaseException as exc:  # handed to the main thread as is
             outcome["error"] = exc
 
     worker = threading.Thread(target=run, name="kcm-simulate-step", daemon=True)
@@ -293,7 +295,7 @@ def _remove_chroot(zk: str, chroot: str) -> None:
     try:
         client.start(timeout=5.0)
         client.delete(chroot, recursive=True)
-    except Exception:  # noqa: BLE001 - best effort: the run's verdict stands without it
+    except Exception:  # best effort: the run's verdict stands without it
         pass
     finally:
         client.stop()

@@ -45,6 +45,7 @@ Pure and stdlib-only, like the rest of `kcm.model`.
 from __future__ import annotations
 
 import marshal
+from typing import Any
 
 from kcm.model.cluster import (
     NO_REPLICA,
@@ -73,7 +74,7 @@ _new = tuple.__new__
 #: The fields this codec writes, per record, in order. The records after `Cluster.net` (`spent`,
 #: `ghost`, ...) are plain ints and tuples of ints and are written as they are, whatever they are;
 #: any other change to a record must be made here too, and is refused at import until it is.
-_KNOWN_FIELDS = {
+_KNOWN_FIELDS: dict[Any, tuple[str, ...]] = {
     Cluster: ("zk", "brokers", "net"),
     Zk: ("session", "controller", "controller_epoch", "broker_epochs", "incarnations", "assignment", "adding",
          "removing", "partitions", "reassign", "preferred", "delete_topics", "isr_changes", "watches"),

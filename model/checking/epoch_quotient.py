@@ -58,12 +58,12 @@ import dataclasses
 from collections.abc import Callable
 
 from kcm.model.actions import BrokerStart
+from kcm.model.catalogue.settledness import settled
 
 #: The largest `max_controller_epoch` a config accepts: the bound the quotient model runs with.
 from kcm.model.checking.kafka_model import KafkaModel
 from kcm.model.cluster import NO_ZNODE, Broker, Cluster, PartitionZnode
 from kcm.model.config import ModelConfig
-from kcm.model.invariants import settled
 from kcm.model.spec import enabled_actions, heals
 
 LIFTED_EPOCH_BOUND = 32
@@ -145,7 +145,7 @@ class EpochQuotientModel(KafkaModel):
 
     def successors(self, state: Cluster) -> list:
         out = super().successors(state)
-        enabled = enabled_actions(self.cfg, state)
+        enabled = enabled_actions(self.cfg, state, self.tables)
         pruned = False
         if len(out) < len(enabled):
             # an enabled action with no successor is a step that returned None: a bound (or, for a

@@ -11,8 +11,10 @@ are listed in the writes of the groups that change them: `("zk", "session")` and
 `("zk", "controller")` (parts of `("zk",)`), and `("send", c)`, controller `c` appending to its
 channels (nothing reads it; a delivery not yet queued needs it).
 
-Groups, derived from the code of each action (model/spec.py `_apply`, `enabled_actions`;
-model/broker.py; model/world.py; the controller modules), each an over-approximation:
+Groups, derived from the code of each action (model/spec.py, its guards and `_EFFECTS`;
+model/broker.py; model/world.py; the controller modules), each an over-approximation. The family
+of each kind (`cpe`, `broker`, `deliver`, `leader`, `admin`) is declared with the kind
+(model/actions.py `KINDS`):
 
 - `("cpe", b)`: `ControllerProcessEvent`, `ZkLoseReply`, `ZkConnectionLoss` of `b`, and
   `("cpe-life", b)` the same when the event at the head is `Expire` or `RegisterBrokerAndReelect`,
@@ -56,37 +58,30 @@ enabling a group writes one of its enabling components (tests/model/test_footpri
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
+
 from kcm.checker.engine.contract import Footprint, Independence, PropertyReads
 from kcm.model.actions import (
-    AdminCreateTopic,
-    AdminDeleteTopic,
-    AdminMoveController,
-    AdminPreferredElection,
-    AdminReassign,
-    AdminReassignPartitions,
+    ADMIN_GROUP_BUDGETS,
+    KINDS,
     BrokerCrash,
     BrokerNoticeExpiry,
     BrokerRequestControlledShutdown,
     BrokerShutdown,
     BrokerStart,
-    ControllerProcessEvent,
-    LeaderExpandIsr,
-    LeaderShrinkIsr,
-    NetworkDeliver,
     SchedulerAutoRebalance,
-    ZkConnectionLoss,
-    ZkLoseReply,
     ZkSessionExpire,
+    kinds_of,
 )
-from kcm.model.cluster import Budget, Cluster, EventKind, RequestKind, Shutdown
+from kcm.model.catalogue import LISTED
+from kcm.model.catalogue.declaration import Judged, Part
+from kcm.model.cluster import Broker, Budget, Cluster, EventKind, RequestKind, Shutdown
 from kcm.model.config import ModelConfig
+from kcm.model.spec import Tables, enabled_actions
 
 ZK, SPENT, GHOST = ("zk",), ("spent",), ("ghost",)
-_CPE = (ControllerProcessEvent, ZkLoseReply, ZkConnectionLoss)
-_BROKER = (BrokerStart, BrokerCrash, ZkSessionExpire, BrokerNoticeExpiry, BrokerRequestControlledShutdown,
-           BrokerShutdown, SchedulerAutoRebalance)
-_ADMIN = (AdminCreateTopic, AdminDeleteTopic, AdminMoveController, AdminPreferredElection, AdminReassign,
-          AdminReassignPartitions)
+#: Each kind's group family (model/actions.py `KINDS`).
+_FAMILY = {k.cls: k.group for k in KINDS}
 
 
 #: The controller events whose processing touches the broker's own life and ZooKeeper session
@@ -106,22 +101,22 @@ def _variant(head) -> str:
 
 def group_of(state: Cluster, action) -> tuple:
     """The group of an action in `state` (see the module docstring)."""
-    kind = type(action)
-    if kind is NetworkDeliver:
+    family = _FAMILY.get(type(action))
+    if family == "deliver":
         return (_variant(state.net[action.src * len(state.brokers) + action.dst][0]), action.src, action.dst)
-    if kind in _CPE:
+    if family == "cpe":
         head = state.brokers[action.broker].queue[0].kind
         return ("cpe-life" if head in _LIFE_EVENTS else "cpe", action.broker)
-    if kind is LeaderShrinkIsr or kind is LeaderExpandIsr:
+    if family == "leader":
         return ("leader", action.broker, action.partition)
-    if kind in _BROKER:
+    if family == "broker":
         return ("broker", action.broker)
-    if kind in _ADMIN:
+    if family == "admin":
         return ("admin",)
     raise TypeError(f"not an action: {action!r}")
 
 
-def groups(cfg: ModelConfig) -> dict[tuple, Footprint]:
+def groups(cfg: ModelConfig) -> dict[Hashable, Footprint]:
     """Every group of `cfg`'s model with its footprint."""
     nb, np_ = cfg.brokers, cfg.topics * cfg.partitions
     life = {("life", b) for b in range(nb)}
@@ -133,7 +128,7 @@ def groups(cfg: ModelConfig) -> dict[tuple, Footprint]:
     everything = frozenset({ZK, SESSION, CONTROLLER, SPENT, GHOST} | life | ctl | queues | rms | metas | nets)
     # In an overlapping run a budgeted action's guard reads `quiescent(state)`: everything.
     budget_reads = everything if cfg.overlapping else frozenset({SPENT})
-    out: dict[tuple, Footprint] = {}
+    out: dict[Hashable, Footprint] = {}
     for b in range(nb):
         mine = {("net", b, d) for d in range(nb)}
         # ("send", b): a pseudo-component only the sender's controller writes (appending to its
@@ -178,58 +173,60 @@ def components(state: Cluster) -> dict[tuple, object]:
 
 _DELIVER = frozenset({"deliver", "deliver-plain", "deliver-meta"})
 _EVENT = frozenset({"cpe", "cpe-life"})
+#: The group kinds (`group_of(...)[0]`) of the families whose group depends on the state.
+_GROUP_KINDS = {"cpe": _EVENT, "deliver": _DELIVER}
 
 
-def property_reads(cfg: ModelConfig):
-    """What each property reads (`PropertyReads`); None for the ones not listed here (the
-    quiescence and settled properties read nearly everything, the goals and the newer transition
-    invariants are left conservative)."""
+def _parts(cfg: ModelConfig) -> dict[Part, frozenset]:
+    """Each part of the state a property may declare it reads (`Part`), as `cfg`'s components."""
     nb = cfg.brokers
-    ctl = frozenset(("ctl", b) for b in range(nb))
-    rms = frozenset(("rm", b) for b in range(nb))
-    metas = frozenset(("meta", b) for b in range(nb))
-    life = frozenset(("life", b) for b in range(nb))
-    nets = frozenset(("net", c, d) for c in range(nb) for d in range(nb))
-    table = {
-        "SingleActiveControllerPerEpoch": PropertyReads(ctl),
-        "UniqueEpochSender": PropertyReads(metas | nets),
-        "LeaderInIsrOrNone": PropertyReads(frozenset({ZK})),
-        "IsrNonEmpty": PropertyReads(frozenset({ZK})),
-        "OnlyActiveControllerActs": PropertyReads(frozenset({GHOST})),
-        "NoStaleContextWhenInactive": PropertyReads(ctl),
-        "ReassignmentSetsDisjoint": PropertyReads(frozenset({ZK})),
-        "ZkWritesFenced": PropertyReads(ctl | {ZK}, _EVENT),
-        "StaleControllerRejected": PropertyReads(metas, _DELIVER),
-        "ZkLeaderEpochMonotonic": PropertyReads(frozenset({ZK})),
-        "ControllerBumpsLeaderEpoch": PropertyReads(frozenset({ZK}), _EVENT),
-        "BrokerLeaderEpochMonotonic": PropertyReads(rms, _DELIVER),
-        "NoStaleBrokerEpochApplied": PropertyReads(rms | metas | life | nets, _DELIVER),
-        "MetadataBeforeLeaderAndIsr": PropertyReads(rms | metas | nets, _DELIVER),
-        "NoShuttingDownJoinsIsr": PropertyReads(ctl | {ZK}, frozenset({"leader"})),
-        "CacheMatchesZkAfterWrite": PropertyReads(ctl | {ZK}, _EVENT),
+    return {
+        Part.ZOOKEEPER: frozenset({ZK}),
+        Part.WATCHES: frozenset({ZK}),
+        Part.CONTROLLER_MODULES: frozenset(("ctl", b) for b in range(nb)),
+        Part.REPLICA_MANAGERS: frozenset(("rm", b) for b in range(nb)),
+        Part.BROKER_LIVES: frozenset(("life", b) for b in range(nb)),
+        Part.ACCEPTED_EPOCHS: frozenset(("meta", b) for b in range(nb)),
+        Part.CHANNELS: frozenset(("net", c, d) for c in range(nb) for d in range(nb)),
+        Part.GHOST: frozenset({GHOST}),
     }
+
+
+def property_reads(cfg: ModelConfig) -> Callable[[str], PropertyReads | None]:
+    """What each property reads (`PropertyReads`), expanded for `cfg` from its declaration in the
+    catalogue (`Declaration.reads`, and the groups of the action kinds it `judges`). None for a
+    property that declares no reads, and for the liveness properties, whose test of where they
+    are judged (settled, quiescent) reads nearly everything."""
+    parts = _parts(cfg)
+    table: dict[str, PropertyReads] = {}
+    for d in LISTED:
+        if d.reads is None or d.judged in (Judged.SETTLED, Judged.QUIESCENT):
+            continue
+        kinds = frozenset() if d.judges is None else frozenset().union(
+            *(_GROUP_KINDS.get(_FAMILY[kind], {_FAMILY[kind]}) for kind in d.judges))
+        table[d.name] = PropertyReads(frozenset().union(*(parts[p] for p in d.reads)), kinds)
     return table.get
 
 
-def enablers(cfg: ModelConfig):
+def enablers(cfg: ModelConfig, tables: Tables | None = None):
     """Necessary enabling sets (`Independence.enablers`): for a group none of whose actions is
     enabled in a state, components one of which must change before one can be. Read off the
     guards of `enabled_actions` (model/spec.py). When some action of the group passes its guard
     and is only left out because its step would overflow a queue or change nothing, None (the
-    group's reads). In an overlapping run the budgeted actions' guards read the whole state."""
-    from kcm.model.spec import enabled_actions  # spec imports this module's users lazily
-
+    group's reads). In an overlapping run the budgeted actions' guards read the whole state.
+    `tables`: the config's `kcm.model.spec.Tables` (the model's own; made here when not given)."""
+    tables = tables if tables is not None else Tables(cfg)
     last: list = [None, frozenset()]
 
     def guard_enabled(state: Cluster) -> frozenset:
         if last[0] is not state:
-            last[0], last[1] = state, frozenset(group_of(state, a) for a in enabled_actions(cfg, state))
+            last[0], last[1] = state, frozenset(group_of(state, a) for a in enabled_actions(cfg, state, tables))
         return last[1]
 
     kip841 = cfg.isr_admission != "2.6"
     ctl = frozenset(("ctl", b) for b in range(cfg.brokers))
 
-    def nes(state: Cluster, g: tuple) -> frozenset | None:
+    def nes(state: Cluster, g: tuple) -> frozenset | tuple | None:
         if g in guard_enabled(state):
             return None
         kind = g[0]
@@ -245,61 +242,53 @@ def enablers(cfg: ModelConfig):
             return frozenset({("send", c)})  # none queued: the sender must send one
         if state.scenario:
             return None
+        # A run from the cold start: budgets are only ever spent, so an action whose budget is
+        # gone is never enabled again.
+        left = tables.left_of(state.spent, 0, False).left
         if kind == "broker":
-            return _broker_nes(cfg, state, g[1])
+            return _broker_nes(state, g[1], left)
         if kind == "admin":  # an admin budget left, and ZooKeeper as the operation needs it
-            return frozenset({ZK} if any(_left(cfg, state, x) for x in _ADMIN_BUDGETS) else ())
-        return _leader_nes(cfg, state, g[1], g[2], kip841, ctl)
+            return frozenset({ZK} if any(left[x] for x in ADMIN_GROUP_BUDGETS) else ())
+        return _leader_nes(cfg, state, g[1], g[2], left[Budget.LEADER_ISR_SHRINKS], kip841, ctl)
 
     return nes
 
 
-_ADMIN_BUDGETS = (Budget.CONTROLLED_SHUTDOWNS, Budget.PREFERRED_ELECTIONS, Budget.REASSIGNMENTS,
-                  Budget.TOPIC_DELETIONS, Budget.AUTO_REBALANCES, Budget.TOPIC_CREATIONS)
+def _shutdown_nes(broker: Broker, b: int, left: tuple[bool, ...], *extra: tuple) -> set:
+    """The controlled-shutdown state moves only by these two actions and the controller's answer:
+    with no request made and no budget left, neither is ever enabled."""
+    if broker.shutdown is Shutdown.NONE and not left[Budget.CONTROLLED_SHUTDOWNS]:
+        return set()
+    return {("life", b), SESSION, ("ctl", b), *extra}
 
 
-def _left(cfg: ModelConfig, state: Cluster, budget: Budget) -> bool:
-    """`enabled_actions`' `left` in a run from the cold start (scenario 0). Budgets are only ever
-    spent, so once False it stays False: an action it guards is never enabled again."""
-    from kcm.model.spec import _ADMIN, _FAULTS, _budget
-    spent = state.spent
-    if spent[budget] >= _budget(cfg)[budget] or 0 <= cfg.max_perturbations <= sum(spent):
-        return False
-    if budget in _FAULTS:
-        return cfg.max_faults < 0 or sum(spent[b] for b in _FAULTS) < cfg.max_faults
-    return cfg.max_admin_ops < 0 or sum(spent[b] for b in _ADMIN) < cfg.max_admin_ops
+#: Per kind of a broker's own group, one false conjunct of its guard in a state where the broker
+#: is up and the kind is not enabled: the components one of which must change first (none when
+#: its budget is gone). A dead broker always has a restart or an expiry enabled, so its group is
+#: never asked; a restart needs the broker down, which only a crash or a shutdown of the same
+#: group does, so it adds nothing.
+_BROKER_NES: dict[type, Callable[[Broker, int, tuple[bool, ...]], set]] = {
+    BrokerStart: lambda broker, b, left: set(),
+    BrokerCrash: lambda broker, b, left: set(),   # needs only its budget
+    ZkSessionExpire: lambda broker, b, left: {SESSION} if left[Budget.SESSION_EXPIRIES] else set(),
+    BrokerNoticeExpiry: lambda broker, b, left: {("life", b) if not broker.connected else SESSION},
+    BrokerRequestControlledShutdown: lambda broker, b, left: _shutdown_nes(broker, b, left, CONTROLLER),
+    BrokerShutdown: lambda broker, b, left: _shutdown_nes(broker, b, left),
+    SchedulerAutoRebalance: lambda broker, b, left: {("ctl", b)} if left[Budget.AUTO_REBALANCES] else set(),
+}
+if set(_BROKER_NES) != {k.cls for k in kinds_of(group="broker")}:
+    raise AssertionError("every kind of the broker group needs its enabling conjunct in _BROKER_NES")
 
 
-def _broker_nes(cfg: ModelConfig, state: Cluster, b: int) -> frozenset | None:
-    """A live broker's own actions, none enabled: for each, one false conjunct of its guard
-    (nothing for an action whose budget is gone). A dead broker always has a restart or an expiry
-    enabled, so it is never asked."""
+def _broker_nes(state: Cluster, b: int, left: tuple[bool, ...]) -> frozenset | None:
+    """A live broker's own actions, none enabled: for each, one false conjunct of its guard."""
     broker = state.brokers[b]
     if not broker.up:
         return None
-    session = bool(state.zk.session >> b & 1)
-    life, ctl = ("life", b), ("ctl", b)
-    comps = set()
-    # ZkSessionExpire of a live broker: a live session and a budget
-    if _left(cfg, state, Budget.SESSION_EXPIRIES):
-        comps.add(SESSION)
-    # BrokerNoticeExpiry: connected, and the session gone
-    comps.add(life if not broker.connected else SESSION)
-    # BrokerRequestControlledShutdown and BrokerShutdown: connected with a live session, a broker
-    # named in /controller, the controlled-shutdown state (only these two actions and the
-    # controller's answer move it)
-    sd = broker.shutdown
-    never = sd is Shutdown.NONE and not _left(cfg, state, Budget.CONTROLLED_SHUTDOWNS)
-    if not never:
-        comps |= {life, SESSION, CONTROLLER, ctl}
-    # SchedulerAutoRebalance: an active controller module and a budget
-    if _left(cfg, state, Budget.AUTO_REBALANCES):
-        comps.add(ctl)
-    # BrokerCrash needs only its budget: disabled means never again.
-    return frozenset(comps)
+    return frozenset().union(*(nes(broker, b, left) for nes in _BROKER_NES.values()))
 
 
-def _leader_nes(cfg: ModelConfig, state: Cluster, b: int, p: int, kip841: bool,
+def _leader_nes(cfg: ModelConfig, state: Cluster, b: int, p: int, shrink_left: bool, kip841: bool,
                 ctl: frozenset) -> frozenset | tuple:
     """Leader `b`'s ISR changes of `p`, none enabled. All need `b` to lead `p` in its replica
     manager and act as leader at the current zkVersion; then per follower `f` an expansion needs
@@ -310,7 +299,7 @@ def _leader_nes(cfg: ModelConfig, state: Cluster, b: int, p: int, kip841: bool,
     r = broker.replicas[p]
     if r.leader != b or r.stopped:
         own = frozenset({("rm", b)})
-        if _left(cfg, state, Budget.LEADER_ISR_SHRINKS):
+        if shrink_left:
             return own
         others = set()
         for f in range(cfg.brokers):  # any broker may be a replica once b's record changes
@@ -323,7 +312,7 @@ def _leader_nes(cfg: ModelConfig, state: Cluster, b: int, p: int, kip841: bool,
         return frozenset({("life", b)})
     if not state.zk.session >> b & 1 or state.zk.partitions[p].version != r.zk_version:
         return frozenset({ZK, ("rm", b)})
-    comps = {("rm", b)}  # the ISR in b's record (a spent shrink budget never comes back)
+    comps: set[tuple] = {("rm", b)}  # the ISR in b's record (a spent shrink budget never comes back)
     for f in r.replicas:
         if f in r.isr:
             continue
@@ -339,5 +328,5 @@ def _leader_nes(cfg: ModelConfig, state: Cluster, b: int, p: int, kip841: bool,
     return frozenset(comps)
 
 
-def independence(cfg: ModelConfig) -> Independence:
-    return Independence(groups(cfg), group_of, property_reads(cfg), enablers(cfg))
+def independence(cfg: ModelConfig, tables: Tables | None = None) -> Independence:
+    return Independence(groups(cfg), group_of, property_reads(cfg), enablers(cfg, tables))

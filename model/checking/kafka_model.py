@@ -12,15 +12,15 @@ import marshal
 
 from kcm.checker.engine.contract import Model
 from kcm.model.actions import ALL_ACTIONS
+from kcm.model.catalogue import known_violations, properties_for
+from kcm.model.catalogue.settledness import Judge, quiescent
 from kcm.model.checking import codec as state_codec
 from kcm.model.checking import reduced_runs
-from kcm.model.checking.symmetry import representative
+from kcm.model.checking.symmetry import Symmetry
 from kcm.model.cluster import NO_ZNODE, NONE, Cluster, Edge, bits
 from kcm.model.config import ModelConfig
-from kcm.model.findings import known_violations
-from kcm.model.invariants import properties_for, quiescent
 from kcm.model.known_loops import KNOWN_LOOPS
-from kcm.model.spec import World, enabled_actions, flags_for, heals, init_states, step
+from kcm.model.spec import Tables, World, enabled_actions, flags_for, heals, init_states, step
 from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE
 
 
@@ -73,7 +73,12 @@ class KafkaModel(Model):
         self._reduced: frozenset[int] | None = None if self.has_symmetry else frozenset()
         self._obs_state: Cluster | None = None
         self._obs: dict = {}
-        self._properties = properties_for(cfg, self.observe)
+        #: What the transition relation and the broker renamings remember for this config.
+        self.tables = Tables(cfg)
+        self.symmetry = Symmetry(cfg.brokers)
+        #: Remembers settledness and a step's elections for the properties, which share it.
+        self.judge = Judge(self.observe)
+        self._properties = properties_for(cfg, self.observe, self.judge)
 
     # the transition relation
     def init_states(self):
@@ -82,9 +87,9 @@ class KafkaModel(Model):
         if self._inits is None:
             inits = self.starts()
             if self.has_symmetry:
-                self._inits, self._reduced = reduced_runs.plan(self.cfg, inits)
+                self._inits, self._reduced = reduced_runs.plan(self.cfg, inits, self.symmetry)
             else:
-                self._inits = tuple(reduced_runs.one_per_orbit(inits)) if self.initial_orbits else inits
+                self._inits = tuple(reduced_runs.one_per_orbit(inits, self.symmetry)) if self.initial_orbits else inits
         return self._inits
 
     def starts(self) -> tuple[Cluster, ...]:
@@ -98,6 +103,7 @@ class KafkaModel(Model):
         from one initial state per orbit (model/checking/reduced_runs.py)."""
         if self._reduced is None:
             self.init_states()
+        assert self._reduced is not None
         return self._reduced
 
     def run_of(self, state: Cluster) -> int:
@@ -108,7 +114,7 @@ class KafkaModel(Model):
     def successors(self, state: Cluster) -> list:
         out = []
         obs = {}
-        for action in enabled_actions(self.cfg, state):
+        for action in enabled_actions(self.cfg, state, self.tables):
             w = World(self.cfg, self.flags, state)
             nxt = step(self.cfg, state, action, w)
             if nxt is not None:
@@ -142,11 +148,11 @@ class KafkaModel(Model):
         return self._properties
 
     def known_violations(self) -> dict[str, str]:
-        return known_violations(self.cfg)  # model/findings.py
+        return known_violations(self.cfg)  # the catalogue's Findings
 
     def por_info(self):
         from kcm.model.checking.footprints import independence  # partial-order reduction (model/checking/footprints.py)
-        return independence(self.cfg)
+        return independence(self.cfg, self.tables)
 
     # what the checkers need besides
     def fingerprint(self, state: Cluster) -> bytes:
@@ -180,14 +186,14 @@ class KafkaModel(Model):
         reduced = self._reduced
         if reduced is None:
             reduced = self.reduced_runs
-        return representative(state) if state.scenario in reduced else state
+        return self.symmetry.representative(state) if state.scenario in reduced else state
 
     def locality(self, state: Cluster) -> bytes:
         # The ZooKeeper record's digest. Steps that commute touch different brokers' records or
         # queues and mostly leave ZooKeeper's alone (a delivery, a broker's own work), so both
-        # orders of such a pair share it. Measured on Spark `local[2]`: 12% fewer candidates than
-        # owners by fingerprint on `deep` to depth 7, 18% on `default` (docs/benchmarks.md). The
-        # digest was just computed by `fingerprint`, so it is found by identity.
+        # orders of such a pair share it, and fewer candidates reach each owner than by
+        # fingerprint (docs/benchmarks.md). The digest was just computed by `fingerprint`, so it
+        # is found by identity.
         entry = self._fp_by_id.get(id(state.zk))
         if entry is not None and entry[0] is state.zk:
             return entry[1][:8]
@@ -222,7 +228,9 @@ class KafkaModel(Model):
     def encode_state(self, state: Cluster) -> tuple:
         return state_codec.encode(state)  # its records' marshals, in a tuple (model/checking/codec.py)
 
-    def decode_state(self, data: tuple) -> Cluster:
+    def decode_state(self, data: bytes | tuple) -> Cluster:
+        if not isinstance(data, tuple):
+            raise TypeError("a Kafka model state is encoded as a tuple of marshals (model/checking/codec.py)")
         return state_codec.decode(data)
 
 
@@ -252,7 +260,8 @@ def state_fields(s: Cluster) -> dict:
             "replicas": tuple(r._asdict() for r in br.replicas), "shutdown": br.shutdown.name,
             "ctx": {"epoch": c.epoch, "live": _set(c.live), "broker_epochs": c.broker_epochs,
                     "shutting_down": _set(c.shutting_down), "assignment": c.assignment,
-                    "leadership": tuple(None if z == NO_ZNODE else (z.leader, z.leader_epoch, z.isr) for z in c.leadership),
+                    "leadership": tuple(None if z == NO_ZNODE else (z.leader, z.leader_epoch, z.isr)
+                                        for z in c.leadership),
                     "partition_states": tuple(x.name for x in c.partition_states),
                     "replica_states": tuple(tuple(x.name for x in r) for r in c.replica_states),
                     "topics_to_delete": _set(c.topics_to_delete), "channel": _set(c.channel)},

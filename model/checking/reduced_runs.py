@@ -15,17 +15,16 @@ brokers apart: their roles in the assignment (model/checking/symmetry.py, `_role
 
 - Two brokers alike from the start (no topic yet, a replication factor that leaves two brokers
   out, a state that some renaming maps to itself) make the states reached come in renamings of
-  one another: reduction merges them (1.9x on `v4`, RF 1 on three brokers; 6x from no topic).
+  one another: reduction merges them (`v4`, RF 1 on three brokers; a cluster with no topic).
 - A topic deletion leaves no assignment, so the brokers' roles tie again, and a re-creation's
   placements are renamings of one another; a reassignment can leave two brokers with no replica
   when the topic uses two brokers fewer than the cluster has.
 - Otherwise, from an initial state that only the identity maps to itself, each broker keeps a role
   no other has: two states that are renamings of one another need two histories that end alike up
   to the names, which the budgets spent, the epochs and the controller's place nearly always tell
-  apart. Measured: `default`'s crash-then-reassignment and controller-move runs merge nothing
-  (497,766 and 224,789 states either way), and reduction cost them a fifth of their time (the
-  renaming of every state generated); the mutation configs without deletion merge nothing either
-  (docs/benchmarks.md, "Symmetry per run").
+  apart. `default`'s crash-then-reassignment and controller-move runs merge nothing, and
+  reduction only costs them the renaming of every state generated; the mutation configs without
+  deletion merge nothing either (the figures are in docs/benchmarks.md).
 
 So a run (`Cluster.scenario`: the cold start, each overlapping run) is reduced when one of its
 initial states, one per orbit, is fixed by a renaming other than the identity, or when the run
@@ -40,16 +39,16 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-from kcm.model.checking.symmetry import permute, representative
+from kcm.model.checking.symmetry import Symmetry
 from kcm.model.cluster import Cluster
 from kcm.model.config import ModelConfig
 
 
-def fixed_by_a_renaming(state: Cluster) -> bool:
+def fixed_by_a_renaming(state: Cluster, symmetry: Symmetry | None = None) -> bool:
     """Whether a renaming other than the identity maps `state` to itself (two brokers alike)."""
     n = len(state.brokers)
-    identity = tuple(range(n))
-    return any(permute(state, pi) == state for pi in itertools.permutations(range(n)) if pi != identity)
+    sym = symmetry or Symmetry(n)
+    return any(sym.permute(state, pi) == state for pi in itertools.permutations(range(n)) if pi != sym.identity)
 
 
 def may_untie(cfg: ModelConfig, run: int) -> bool:
@@ -65,30 +64,35 @@ def may_untie(cfg: ModelConfig, run: int) -> bool:
     return deletes or (reassigns and cfg.brokers - cfg.replication_factor >= 2)
 
 
-def one_per_orbit(states: Sequence[Cluster]) -> list[Cluster]:
+def one_per_orbit(states: Sequence[Cluster], symmetry: Symmetry | None = None) -> list[Cluster]:
     """The first listed state of each orbit among `states`, in their order."""
     seen: set = set()
-    kept = []
+    kept: list[Cluster] = []
+    if not states:
+        return kept
+    sym = symmetry or Symmetry(len(states[0].brokers))
     for s in states:
-        rep = representative(s)
+        rep = sym.representative(s)
         if rep not in seen:
             seen.add(rep)
             kept.append(s)
     return kept
 
 
-def plan(cfg: ModelConfig, inits: Sequence[Cluster]) -> tuple[tuple[Cluster, ...], frozenset[int]]:
+def plan(cfg: ModelConfig, inits: Sequence[Cluster],
+         symmetry: Symmetry | None = None) -> tuple[tuple[Cluster, ...], frozenset[int]]:
     """The initial states to explore from and the runs to reduce by symmetry: every initial
     state of a reduced run, one per orbit of each other run (first listed: the default spread),
-    in their listed order."""
+    in their listed order. `symmetry`: the model's renamings (made here when not given)."""
+    symmetry = symmetry or Symmetry(cfg.brokers)
     runs: dict[int, list[Cluster]] = {}
     for s in inits:
         runs.setdefault(s.scenario, []).append(s)
     reduced = set()
     kept: set[int] = set()
     for run, states in runs.items():
-        firsts = one_per_orbit(states)
-        if may_untie(cfg, run) or any(fixed_by_a_renaming(s) for s in firsts):
+        firsts = one_per_orbit(states, symmetry)
+        if may_untie(cfg, run) or any(fixed_by_a_renaming(s, symmetry) for s in firsts):
             reduced.add(run)
             kept.update(map(id, states))
         else:

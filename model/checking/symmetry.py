@@ -21,13 +21,13 @@ Cost. The representative is computed for every generated state, so the common ca
 cheap: when the assignment alone gives every broker different roles (nearly always: only a
 cluster with no topic left ties), the signatures need not be computed, since they already differ
 in their first component; the renaming that sorts the roles is remembered per assignment
-(`_assignment_order`), and is the identity in about half the states. Otherwise `permute` renames
-the state through memos per renaming, finding the records a state shares with its parent by
-identity (`_Renaming`).
+(`Symmetry._assignment_order`), and is often the identity. Otherwise `permute` renames the state
+through memos per renaming, finding the records a state shares with its parent by identity
+(`_Renaming`). The memos belong to a `Symmetry`, one per model.
 
 Which renamings are allowed. The state is renamed, the config is not: a rule that takes broker ids
 from the config breaks equivariance, and so does a value that orders brokers globally. Two did, and
-made the reduction 1.00x:
+made the reduction merge nothing:
 
 - broker epochs were global czxids (broker 0 registered first, with 1), so a renamed state was
   never reachable: its brokers carried each other's czxids. Kafka only compares a broker's epoch
@@ -60,7 +60,30 @@ from kcm.model.cluster import (
     Zk,
 )
 
-_ID_EVENTS = (EventKind.ControlledShutdown, EventKind.TopicDeletionStopReplicaResponseReceived)
+#: Per controller event kind, whether its argument `a` is a broker id, which a renaming renames
+#: (model/cluster.py `Event`): every kind is classified, so that a new one cannot be left out
+#: unnoticed (a broker id left unrenamed would make the reduction unsound).
+_A_IS_BROKER = {
+    EventKind.Startup: False,
+    EventKind.Reelect: False,
+    EventKind.ControllerChange: False,
+    EventKind.Expire: False,
+    EventKind.RegisterBrokerAndReelect: False,
+    EventKind.BrokerChange: False,
+    EventKind.IsrChangeNotification: False,
+    EventKind.ControlledShutdown: True,  # a = the broker shutting down (b: its broker epoch)
+    EventKind.ReplicaLeaderElection: False,
+    EventKind.AutoPreferredReplicaLeaderElection: False,
+    EventKind.ZkPartitionReassignment: False,
+    EventKind.PartitionReassignmentIsrChange: False,  # a = a partition
+    EventKind.TopicDeletion: False,
+    EventKind.TopicDeletionStopReplicaResponseReceived: True,  # a = the broker that answered
+    EventKind.TopicChange: False,
+}
+if set(_A_IS_BROKER) != set(EventKind):
+    raise AssertionError(f"classify {sorted(k.name for k in set(EventKind) - set(_A_IS_BROKER))} in _A_IS_BROKER")
+#: The controller events whose `a` is a broker id.
+_ID_EVENTS = frozenset(kind for kind, is_broker in _A_IS_BROKER.items() if is_broker)
 
 
 def _mask(m: int, pi: tuple[int, ...]) -> int:
@@ -115,16 +138,6 @@ class _Renaming:
                      self.queues, self.by_id):
             if len(memo) > self._LIMIT:
                 memo.clear()
-
-
-_RENAMINGS: dict[tuple[int, ...], _Renaming] = {}
-
-
-def _renaming(pi: tuple[int, ...]) -> _Renaming:
-    r = _RENAMINGS.get(pi)
-    if r is None:
-        r = _RENAMINGS[pi] = _Renaming(pi)
-    return r
 
 
 def _ids(t: tuple[int, ...], r: _Renaming) -> tuple[int, ...]:
@@ -241,23 +254,20 @@ def _queue(q: tuple, r: _Renaming) -> tuple:
     return out
 
 
-def permute(state: Cluster, pi: tuple[int, ...]) -> Cluster:
-    """`state` with every broker id `b` renamed `pi[b]`."""
-    r = _RENAMINGS.get(pi) if type(pi) is tuple else None
-    if r is None:
-        r = _renaming(tuple(pi))
+def _permute(state: Cluster, r: _Renaming) -> Cluster:
+    """`state` renamed by `r`."""
     r.calls += 1
     if not r.calls & 1023:
         r.trim()
     by_id = r.by_id
     # Records unchanged since the state's parent are the very same objects: found by identity.
-    x = state.zk
-    entry = by_id.get(id(x))
-    if entry is not None and entry[0] is x:
+    old_zk = state.zk
+    entry = by_id.get(id(old_zk))
+    if entry is not None and entry[0] is old_zk:
         zk = entry[1]
     else:
-        zk = _zk(x, r)
-        by_id[id(x)] = (x, zk)
+        zk = _zk(old_zk, r)
+        by_id[id(old_zk)] = (old_zk, zk)
     old = state.brokers
     brokers = []
     for i in r.inv:
@@ -269,23 +279,23 @@ def permute(state: Cluster, pi: tuple[int, ...]) -> Cluster:
             renamed = _broker(x, r)
             by_id[id(x)] = (x, renamed)
             brokers.append(renamed)
-    x = state.net
-    entry = by_id.get(id(x))
-    if entry is not None and entry[0] is x:
+    old_net = state.net
+    entry = by_id.get(id(old_net))
+    if entry is not None and entry[0] is old_net:
         net = entry[1]
     else:
-        out = [()] * len(x)
+        out: list[tuple] = [()] * len(old_net)
         for i, j in r.net_map:
-            q = x[i]
+            q = old_net[i]
             if q:
                 e = by_id.get(id(q))
                 if e is not None and e[0] is q:
                     out[j] = e[1]
                 else:
-                    out[j] = renamed = _queue(q, r)
-                    by_id[id(q)] = (q, renamed)
+                    out[j] = renamed_q = _queue(q, r)
+                    by_id[id(q)] = (q, renamed_q)
         net = tuple(out)
-        by_id[id(x)] = (x, net)
+        by_id[id(old_net)] = (old_net, net)
     return Cluster(zk, tuple(brokers), net, state.spent, state.ghost, state.scenario)
 
 
@@ -302,84 +312,107 @@ def _signature(state: Cluster, b: int):
             tuple(r.leader_epoch for r in br.replicas), bool(zk.session >> b & 1))
 
 
-#: (assignment, brokers) -> the renaming the assignment alone fixes (the representative's fast
-#: path), or None when it leaves two brokers the same roles.
-_ASSIGNMENT_ORDER: dict[tuple, tuple[int, ...] | None] = {}
-#: id(assignment) -> (assignment, renaming or None): the same lookup without hashing the assignment.
-_ASSIGNMENT_ORDER_BY_ID: dict[int, tuple] = {}
-
-
 def _roles(assignment: tuple, b: int) -> tuple[int, ...]:
     """Broker `b`'s position in each partition's assignment (its length when absent)."""
     return tuple(a.index(b) if b in a else len(a) for a in assignment)
 
 
-def _assignment_order(assignment: tuple, n: int) -> tuple[int, ...] | None:
-    """The renaming that sorts the brokers by their roles in `assignment` (`pi[old] = new`), or
-    None if two brokers have the same roles. States share a handful of assignments, so it is
-    remembered per assignment, by identity first."""
-    entry = _ASSIGNMENT_ORDER_BY_ID.get(id(assignment))
-    if entry is not None and entry[0] is assignment:
-        return entry[1]
-    key = (assignment, n)
-    if key in _ASSIGNMENT_ORDER:
-        pi = _ASSIGNMENT_ORDER[key]
-    else:
-        roles = [_roles(assignment, b) for b in range(n)]
-        if len(set(roles)) < n:
-            pi = None
+class Symmetry:
+    """The broker renamings of one cluster size, with what they remember: each renaming's memos
+    (`_Renaming`) and the renaming each assignment fixes (`_assignment_order`). One per model
+    (`KafkaModel.symmetry`), so that what one exploration remembers goes with it."""
+
+    __slots__ = ("n", "identity", "renamings", "orders", "orders_by_id")
+    _LIMIT = 1 << 16
+
+    def __init__(self, brokers: int) -> None:
+        self.n = brokers
+        self.identity = tuple(range(brokers))
+        self.renamings: dict[tuple[int, ...], _Renaming] = {}
+        #: (assignment, brokers) -> the renaming the assignment alone fixes (the
+        #: representative's fast path), or None when it leaves two brokers the same roles.
+        self.orders: dict[tuple, tuple[int, ...] | None] = {}
+        #: id(assignment) -> (assignment, renaming or None): the same lookup without hashing.
+        self.orders_by_id: dict[int, tuple] = {}
+
+    def permute(self, state: Cluster, pi: tuple[int, ...]) -> Cluster:
+        """`state` with every broker id `b` renamed `pi[b]`."""
+        r = self.renamings.get(pi) if type(pi) is tuple else None
+        if r is None:
+            pi = tuple(pi)
+            r = self.renamings.get(pi)
+            if r is None:
+                r = self.renamings[pi] = _Renaming(pi)
+        return _permute(state, r)
+
+    def _assignment_order(self, assignment: tuple) -> tuple[int, ...] | None:
+        """The renaming that sorts the brokers by their roles in `assignment` (`pi[old] = new`),
+        or None if two brokers have the same roles. States share a handful of assignments, so it
+        is remembered per assignment, by identity first."""
+        entry = self.orders_by_id.get(id(assignment))
+        if entry is not None and entry[0] is assignment:
+            return entry[1]
+        n = self.n
+        orders = self.orders
+        if assignment in orders:
+            pi = orders[assignment]
         else:
-            order = sorted(range(n), key=roles.__getitem__)  # order[new] = old
+            roles = [_roles(assignment, b) for b in range(n)]
+            if len(set(roles)) < n:
+                pi = None
+            else:
+                order = sorted(range(n), key=roles.__getitem__)  # order[new] = old
+                p = [0] * n
+                for new, old in enumerate(order):
+                    p[old] = new
+                pi = tuple(p)
+            if len(orders) > self._LIMIT:
+                orders.clear()
+            orders[assignment] = pi
+        if len(self.orders_by_id) > self._LIMIT:
+            self.orders_by_id.clear()
+        self.orders_by_id[id(assignment)] = (assignment, pi)
+        return pi
+
+    def representative(self, state: Cluster) -> Cluster:
+        """The canonical member of `state`'s orbit under every broker renaming."""
+        n = self.n
+        # Fast path: the assignment alone gives every broker a different role, hence a different
+        # signature, so there is no tie to try: the canonical renaming is the one that sorts the
+        # roles (the identity in most states; remembered per assignment, states share a handful).
+        pi = self._assignment_order(state.zk.assignment)
+        if pi is not None:
+            return state if pi == self.identity else self.permute(state, pi)
+        sigs = [(_signature(state, b), b) for b in range(n)]
+        sigs.sort()
+        # Group tied brokers; the canonical position of a group is fixed, its internal order is tried.
+        groups: list[list[int]] = []
+        last = object()
+        for sig, b in sigs:
+            if sig != last:
+                groups.append([])
+                last = sig
+            groups[-1].append(b)
+        best = None
+        for orders in itertools.product(*(itertools.permutations(g) for g in groups)):
+            order = [b for group in orders for b in group]  # order[j] = old id placed at new id j
             p = [0] * n
             for new, old in enumerate(order):
                 p[old] = new
-            pi = tuple(p)
-        if len(_ASSIGNMENT_ORDER) > 1 << 16:
-            _ASSIGNMENT_ORDER.clear()
-        _ASSIGNMENT_ORDER[key] = pi
-    if len(_ASSIGNMENT_ORDER_BY_ID) > 1 << 16:
-        _ASSIGNMENT_ORDER_BY_ID.clear()
-    _ASSIGNMENT_ORDER_BY_ID[id(assignment)] = (assignment, pi)
-    return pi
+            pi_t = tuple(p)
+            candidate = state if pi_t == self.identity else self.permute(state, pi_t)
+            if best is None or candidate < best:
+                best = candidate
+        assert best is not None
+        return best
 
 
-def representative(state: Cluster) -> Cluster:
-    """The canonical member of `state`'s orbit under every broker renaming."""
-    n = len(state.brokers)
-    # Fast path: the assignment alone gives every broker a different role, hence a different
-    # signature, so there is no tie to try: the canonical renaming is the one that sorts the roles
-    # (the identity in most states; remembered per assignment, states share a handful of them).
-    pi = _assignment_order(state.zk.assignment, n)
-    if pi is not None:
-        return state if pi == _IDENTITY[n] else permute(state, pi)
-    sigs = [(_signature(state, b), b) for b in range(n)]
-    sigs.sort()
-    # Group tied brokers; the canonical position of a group is fixed, its internal order is tried.
-    groups: list[list[int]] = []
-    last = object()
-    for sig, b in sigs:
-        if sig != last:
-            groups.append([])
-            last = sig
-        groups[-1].append(b)
-    best = None
-    for orders in itertools.product(*(itertools.permutations(g) for g in groups)):
-        order = [b for group in orders for b in group]  # order[j] = old id placed at new id j
-        pi = [0] * n
-        for new, old in enumerate(order):
-            pi[old] = new
-        pi_t = tuple(pi)
-        candidate = state if pi_t == tuple(range(n)) else permute(state, pi_t)
-        if best is None or candidate < best:
-            best = candidate
-    return best
+def permute(state: Cluster, pi: tuple[int, ...], symmetry: Symmetry | None = None) -> Cluster:
+    """`state` with every broker id `b` renamed `pi[b]` (through `symmetry`'s memos when given)."""
+    return (symmetry or Symmetry(len(state.brokers))).permute(state, pi)
 
 
-class _Identities(dict):
-    def __missing__(self, n: int) -> tuple[int, ...]:
-        self[n] = tuple(range(n))
-        return self[n]
-
-
-#: n -> the identity renaming of n brokers.
-_IDENTITY: dict[int, tuple[int, ...]] = _Identities()
+def representative(state: Cluster, symmetry: Symmetry | None = None) -> Cluster:
+    """The canonical member of `state`'s orbit under every broker renaming (through `symmetry`'s
+    memos when given)."""
+    return (symmetry or Symmetry(len(state.brokers))).representative(state)

@@ -5,6 +5,7 @@ no script, the lifelines in the DOM, the violating step highlighted in a screens
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import struct
 import subprocess
@@ -18,6 +19,29 @@ from kcm.checker.html_report import HIGHLIGHT, sequence_svg, trace_page
 from kcm.checker.sequence import Event, step_events
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+#: The fill of the ZooKeeper lifeline's header box in the sequence diagram.
+ZOOKEEPER_BOX = "#e6eefc"
+#: The violating step of V6's counterexample: its last (`IsrNonEmpty` fails after 4 steps).
+VIOLATING_STEP = 4
+
+
+def _band(svg: str) -> tuple[int, int]:
+    """Top and height of the red band of a sequence diagram."""
+    band = re.findall(r'<rect class="violating-step" x="\d+" y="(\d+)" width="\d+" height="(\d+)"', svg)
+    assert len(band) == 1, band
+    return int(band[0][0]), int(band[0][1])
+
+
+def _step_rows(svg: str) -> dict[int, int]:
+    """Where each step's row is in a sequence diagram: the baseline of its number, left of the diagram."""
+    rows = re.findall(r'<text x="8" y="(\d+)" font-weight="bold" fill="#[0-9a-f]+">(\d+)</text>', svg)
+    assert len(rows) == VIOLATING_STEP, rows
+    return {int(step): int(y) for y, step in rows}
+
+
+def _steps_in(top: int, bottom: int, svg: str) -> list[int]:
+    """The steps whose row lies between two heights of the sequence diagram."""
+    return [step for step, y in _step_rows(svg).items() if top <= y <= bottom]
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +73,8 @@ def test_the_v6_counterexample_is_drawn_as_its_messages_and_writes(v6_run) -> No
                  "set partition 0 state → v1 (expects v0): leader -1, leader epoch 1, isr [], c.epoch 2") in bad
     svg = sequence_svg(trace)
     assert svg.count('class="violating-step"') == 1 and f'fill="{HIGHLIGHT}"' in svg
+    top, height = _band(svg)
+    assert _steps_in(top, top + height, svg) == [VIOLATING_STEP]   # the band is behind the violating step's row
     assert svg.count('class="lane"') == 3   # ZooKeeper, broker 0, broker 1
 
 
@@ -62,6 +88,8 @@ def test_explore_writes_report_html_beside_report_json(v6_run) -> None:
     for needle in ("IsrNonEmpty", "violated after 4 steps", "not reached (incomplete)", "UNTAKEN",
                    "LeaderAndIsr(c0,e1,be1)", "Legend"):
         assert needle in page, needle
+    # The state table marks the same step's row, and only it.
+    assert re.findall(r'<tr class="violating"><td>(\d+)</td>', page) == [str(VIOLATING_STEP)]
 
 
 def test_trace_show_html_writes_the_trace_page(v6_run, tmp_path) -> None:
@@ -137,12 +165,21 @@ def test_a_screenshot_shows_the_violating_step_highlighted(v6_run, tmp_path) -> 
     proc = _chromium("--window-size=1400,1100", f"--screenshot={shot}", (v6_run / "report.html").as_uri())
     assert proc.returncode == 0 and shot.exists(), proc.stderr[-2000:]
     width, channels, rows = _png_pixels(shot.read_bytes())
-    target = bytes.fromhex(HIGHLIGHT[1:])
-    band = [y for y, row in enumerate(rows)
-            if sum(row[x * channels:x * channels + 3] == target for x in range(0, width, 4)) > 50]
-    # The highlighted step is a band of rows tens of pixels high, below the page's header.
-    assert len(band) > 40, len(band)
-    assert min(band) > 150
+
+    def rows_of(colour: str, wider_than: int) -> list[int]:
+        target = bytes.fromhex(colour[1:])
+        return [y for y, row in enumerate(rows)
+                if sum(row[x * channels:x * channels + 3] == target for x in range(0, width, 4)) * 4 > wider_than]
+
+    band = rows_of(HIGHLIGHT, 200)
+    # The highlighted step is one band of rows tens of pixels high, below the page's header...
+    assert len(band) > 40 and band == list(range(band[0], band[-1] + 1)), band
+    assert band[0] > 150
+    # ...and it is drawn behind the violating step's row, and no other. The ZooKeeper lifeline's
+    # header box (drawn from y = 6 of the diagram) places the diagram on the screen.
+    origin = rows_of(ZOOKEEPER_BOX, 80)[0] - 6
+    svg = (v6_run / "report.html").read_text()
+    assert _steps_in(band[0] - origin, band[-1] - origin, svg) == [VIOLATING_STEP], (band[0], origin, _step_rows(svg))
 
 
 def test_the_state_machines_carry_how_often_each_edge_was_taken(tmp_path) -> None:
@@ -170,11 +207,12 @@ def test_known_kafka_behaviours_are_listed_as_such() -> None:
     failures; one without the field shows no such section."""
     from kcm.checker.html_report import report_page
 
+    known = [{"invariant": "SomeInvariant", "kind": "safety", "trace_length": 7,
+              "finding": "Findings 9: Kafka 2.6 does this"}]
     doc = {"verdict": "pass", "preset": "p", "violations": [], "goals": {}, "coverage": {}, "proofs": [],
-           "known_violations": [{"invariant": "SomeInvariant", "kind": "safety", "trace_length": 7,
-                                 "finding": "Findings 9: Kafka 2.6 does this"}]}
+           "known_violations": known}
     props = {"SomeInvariant": ("safety", "says something"), "Other": ("safety", "says more")}
-    page = report_page(doc, properties=props, config={}, traces={}, complete=True, known=doc["known_violations"])
+    page = report_page(doc, properties=props, config={}, traces={}, complete=True, known=known)
     assert "Known Kafka 2.6 behaviours" in page
     assert "SomeInvariant (safety, after 7 steps): Findings 9: Kafka 2.6 does this" in page
     assert page.count("a known Kafka 2.6 behaviour") == 1 and page.count('<td class="ok">holds</td>') == 1

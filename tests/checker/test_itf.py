@@ -24,6 +24,7 @@ from kcm.checker.engine.itf import (
     read_itf,
     write_itf,
 )
+from kcm.checker.engine.model_spec import ModelSpec
 
 from tests.checker.toys import Climbers, EpochModel, TwoPhaseCommit
 
@@ -36,7 +37,7 @@ def epoch_document():
     violation = explore(model).violations[0]
     return model, violation, itf_document(model, violation.trace, invariant=violation.name,
                                           kind=violation.kind, config={"brokers": 2},
-                                          model_factory="tests.checker.toys:epochs", model_args={})
+                                          model_spec=ModelSpec.of("tests.checker.toys:epochs"))
 
 
 def test_the_schema_itself_is_valid_and_strict():
@@ -152,10 +153,10 @@ def test_round_trip(tmp_path):
     path = write_itf(tmp_path / "t.itf.json", document)
     trace = read_itf(path)
     # Decoded values equal the decoded encodings of the model's fields, state by state ...
-    for (_, state), decoded in zip(goal.trace, trace.states):
+    for (_, state), decoded in zip(goal.trace, trace.states, strict=True):
         assert decoded == {k: decode_value(encode_value(v)) for k, v in model.fields(state).items()}
     # ... and encoding the decoded values gives back the file's values exactly.
-    for raw, decoded in zip(document["states"], trace.states):
+    for raw, decoded in zip(document["states"], trace.states, strict=True):
         assert {k: encode_value(v) for k, v in decoded.items()} == {k: v for k, v in raw.items() if k != "#meta"}
     assert trace.actions == tuple(document["#meta"]["actions"])
     assert trace.invariant == "commit agreement" and trace.kind == "sometimes"

@@ -1,6 +1,6 @@
 """The liveness checker on toy models: a livelock caught with a pinned lasso, weak fairness that
-breaks it, an operator's cycle not reported, a healing deadlock, and the compact-array algorithms
-against networkx on random graphs."""
+breaks it, an operator's cycle not reported, a healing deadlock, a cycle a bound cut left
+undecided, and the compact-array algorithms against networkx on random graphs."""
 
 from __future__ import annotations
 
@@ -119,6 +119,35 @@ def test_an_exit_enabled_in_every_state_of_a_component_makes_it_unfair() -> None
     # 1 <-> 2 <-> 3 with an edge to the quiescent 4 from each: Go(4) is enabled everywhere.
     _, res = live(DGraph([0], {0: [1], 1: [2, 4], 2: [1, 3, 4], 3: [2, 4], 4: []}, terminal=[4]))
     assert res.verdict == "pass" and (res.cyclic_components, res.fair_components) == (1, 0)
+
+
+class Cut(DGraph):
+    """A `DGraph` in which a bound left a healing step out of the states in `cut` (`Model.pruned`)."""
+
+    def __init__(self, inits, edges, cut) -> None:
+        super().__init__(inits, edges)
+        self.cut = frozenset(cut)
+
+    def pruned(self, s) -> bool:
+        return s in self.cut
+
+
+@pytest.mark.parametrize("backend", ["nx", "arrays"])
+@pytest.mark.parametrize("cut", [{2}, {1}, {1, 2}])
+def test_a_cycle_a_bound_cut_in_any_of_its_states_is_undecided_never_reported(backend, cut) -> None:
+    """0 -> 1 <-> 2 is a fair livelock. With a healing step of one of its states cut by a bound,
+    the cut step might leave the cycle: the component is undecided, whether the bound cut one of
+    its states or all of them, and so is every state that cannot settle but reaches a cut one."""
+    model = Cut([0], {0: [1], 1: [2], 2: [1]}, cut)
+    _, res = live(model, backend)
+    assert res.verdict == "pass", res.summary_lines()
+    assert res.violations == () and res.livelocks == ()
+    assert (res.cyclic_components, res.fair_components, res.undecided_components) == (1, 0, 1)
+    assert (res.pruned_states, res.unsettleable_states, res.undecided_states) == (len(cut), 0, 3)
+    # Told nothing of the bound, the same graph has the livelock.
+    _, res = live(DGraph([0], model.edges), backend)
+    assert [v.name for v in res.violations] == [EVENTUALLY_QUIESCENT, QUIESCENCE_REACHABLE]
+    assert (res.fair_components, res.undecided_components) == (1, 0)
 
 
 def test_a_replayed_lasso_reproduces_only_if_it_is_a_fair_livelock() -> None:

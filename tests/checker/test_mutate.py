@@ -13,8 +13,9 @@ from pathlib import Path
 
 import kcm.model.controller
 import pytest
-from kcm.checker import mutate as M
-from kcm.checker import mutation_report
+from kcm.checker import mutation as M
+from kcm.checker.mutation import report as mutation_report
+from kcm.checker.mutation import runner
 from kcm.model.config import ModelConfig
 
 from kcm import config
@@ -85,7 +86,8 @@ def test_delete_effect_diff_removes_exactly_the_statement(mutants):
 def test_generator_follows_the_source_it_is_given():
     src = M.read_sources()
     edited = dict(src)
-    edited["world.py"] = src["world.py"].replace("    def drop_channel", "    def extra(self):\n        self.zk = self.zk\n\n    def drop_channel")
+    edited["world.py"] = src["world.py"].replace(
+        "    def drop_channel", "    def extra(self):\n        self.zk = self.zk\n\n    def drop_channel")
     ids = {m.id for m in M.generate(edited, files=["world.py"])}
     base = {m.id for m in M.generate(src, files=["world.py"])}
     assert ids != base  # the new lines move and add mutants
@@ -299,7 +301,7 @@ def test_random_walks_kill_but_never_call_a_mutant_equivalent(mutants):
     fence = pick(mutants, "negate-guard", "stale_broker_epoch or stale_controller")
     killed = M.run_mutant(fence, cfgs, bases, budget)
     # the negated fence rejects every current request: a walk reaches quiescence with brokers that
-    # never followed their leader (BrokersFollowTheLeader, issue 13) before a stale request lands
+    # never followed their leader (BrokersFollowTheLeader) before a stale request lands
     assert (killed.status, killed.property) == (M.KILLED, "BrokersFollowTheLeader")
     assert M.run_mutant(fence, cfgs, bases, budget).row() == killed.row()  # seeded: the same walks
     swap = pick(mutants, "swap-effects", "self.adding = list(zk.adding)", "self.removing = list(zk.removing)")
@@ -313,9 +315,9 @@ def test_a_step_that_never_returns_is_timed_out_by_the_alarm(mutants, tiny):
     cfgs, bases = tiny
     m = pick(mutants, "negate-guard", "negate `self.w.reply_lost(self.me)`")
     assert m.file == "state_machines.py"
-    with pytest.raises(M._Overrun):  # no cooperative deadline here: only the alarm can stop it
-        with M._Alarm(2.0):
-            M._run_mutant(m, cfgs, bases, M.Budget())
+    # No cooperative deadline here: only the alarm can stop it.
+    with pytest.raises(runner._Overrun), runner._Alarm(2.0):
+        runner._run_mutant(m, cfgs, bases, M.Budget())
     # through run_mutant: timed out (by the alarm, or by the deadline if the loop comes late)
     assert M.run_mutant(m, cfgs, bases, M.Budget(timeout_s=0.5)).status == M.TIMED_OUT
 
@@ -361,8 +363,8 @@ def test_a_liveness_graph_cut_by_the_budget_decides_nothing():
     """A partial graph proves nothing: the pass answers None, and the safety verdict stands."""
     from kcm.model.checking.epoch_quotient import EpochQuotientModel
     cfg = config.load_config_file(REPO / "bench/mutation/m-delete-reassign.toml")
-    assert M._liveness(EpochQuotientModel(cfg), M.Budget(max_states=100)) is None
-    assert M._liveness(EpochQuotientModel(cfg), M.Budget()).verdict == "pass"
+    assert M.liveness_verdict(EpochQuotientModel(cfg), M.Budget(max_states=100)) is None
+    assert M.liveness_verdict(EpochQuotientModel(cfg), M.Budget()).verdict == "pass"
 
 
 def test_a_livelock_the_clean_model_has_too_is_no_kill(mutants):

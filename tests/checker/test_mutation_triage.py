@@ -1,4 +1,4 @@
-"""The triage of survivors (`checker/mutation_triage.py`, `kcm mutate --triage`): files read or
+"""The triage of survivors (`checker/mutation/triage.py`, `kcm mutate --triage`): files read or
 refused in one line, entries joined to their survivors, stale entries caught by their description,
 the score after triage counted exactly; and the suite's own triage covers every survivor of the
 recorded full run, which is a run of the current sources."""
@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
-from kcm.checker import mutate as M
-from kcm.checker import mutation_triage as T
+from kcm.checker import mutation as M
 from kcm.checker.engine.errors import UsageError
+from kcm.checker.mutation import triage as T
 
 from kcm.cli import main
 
@@ -82,7 +82,8 @@ def test_entries_join_their_survivors_and_the_score_after_triage_counts_argued_e
     assert t["no_longer_needed"] == [ids[4]]
     # 8 mutants, 1 equivalent suspect, 1 survivor argued equivalent: 2 killed of 6.
     assert t["score_after_triage"] == round(2 / 6, 4)
-    assert T.text(doc)[0].startswith("Triage: 2 survivors or timeouts explained (equivalent 1, out-of-scope 1); 3 unexplained")
+    assert T.text(doc)[0].startswith(
+        "Triage: 2 survivors or timeouts explained (equivalent 1, out-of-scope 1); 3 unexplained")
 
 
 def test_the_command_prints_the_triage_and_junit_skips_an_explained_survivor(tmp_path, generated):
@@ -114,24 +115,39 @@ def _suite() -> tuple[str, ...]:
     return module.SUITE
 
 
+def _config(name: str):
+    from kcm import config
+
+    if name == "tiny":
+        return config.load_preset(name)
+    return config.load_config_file(REPO / "bench/mutation" / f"{name}.toml")
+
+
 @pytest.mark.parametrize("name", _suite())
 def test_every_config_of_the_mutation_suite_passes_on_the_clean_model(name):
     """A config the clean model fails would kill every mutant that reaches the failure."""
     from kcm.checker.engine.bfs import explore
     from kcm.model.checking.kafka_model import KafkaModel
 
-    from kcm import config
-    cfg = config.load_preset(name) if name == "tiny" else config.load_config_file(REPO / "bench/mutation" / f"{name}.toml")
-    result = explore(KafkaModel(cfg))
+    result = explore(KafkaModel(_config(name)))
     assert result.verdict == "pass", result.summary_lines()
 
 
 def test_the_recorded_full_run_is_a_run_of_the_current_sources(generated):
-    """bench/mutation/full-run.json is re-recorded whenever the mutated files change: its mutants are
-    exactly the current sources' (id and statement), so its survivors are today's."""
+    """bench/mutation/full-run.json is re-recorded whenever the model changes: its mutants are
+    exactly the current sources' (id and statement), and its clean baselines the current model's
+    (distinct states and fingerprint digest per config), so its survivors are today's."""
+    from kcm.model.checking.kafka_model import KafkaModel
+
     doc = json.loads((REPO / "bench/mutation/full-run.json").read_text())
     assert {e["id"]: e["description"] for e in doc["mutants"]} == {m.id: m.description for m in generated}
     assert doc["configs"] and [c["name"] for c in doc["configs"]] == list(_suite())
+    budget = M.Budget(max_states=doc["budget"]["max_states"])
+    current = {}
+    for name in _suite():
+        result, digest, _ = M.explore_with_budget(KafkaModel(_config(name)), budget)
+        current[name] = (result.stats.distinct, digest)
+    assert current == {c["name"]: (c["distinct_states"], c["fingerprint_digest"]) for c in doc["configs"]}
 
 
 def test_every_survivor_of_the_recorded_full_run_is_explained(generated):
@@ -139,3 +155,14 @@ def test_every_survivor_of_the_recorded_full_run_is_explained(generated):
     T.apply(doc, T.load(REPO / "bench/mutation/triage"), generated)
     assert doc["triage"]["stale"] == [] and doc["triage"]["no_longer_needed"] == []
     assert doc["triage"]["unexplained"] == []
+
+
+def test_carry_over_moves_a_stale_entry_to_its_statement_s_new_line(tmp_path, generated):
+    description = described(generated, SURVIVOR)
+    file, line, operator, ordinal = SURVIVOR.split(":")
+    moved = f"{file}:{int(line) - 3}:{operator}:{ordinal}"   # as if three lines above it had gone since
+    folder = folder_with(tmp_path, entry(moved, description), entry("controller:1:negate-guard:0", "gone"))
+    assert T.stale(T.load(folder), generated) == sorted(["controller:1:negate-guard:0", moved])
+    assert T.carry_over(folder, generated) == [("controller.toml", moved, SURVIVOR)]
+    assert T.stale(T.load(folder), generated) == ["controller:1:negate-guard:0"]
+    assert T.load(folder)[SURVIVOR].description == description

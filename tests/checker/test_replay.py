@@ -13,10 +13,10 @@ from kcm.checker.engine.bfs import explore
 from kcm.checker.engine.contract import Model
 from kcm.checker.engine.errors import UsageError
 from kcm.checker.engine.itf import itf_document, parse_itf, write_itf
+from kcm.checker.engine.model_spec import ModelSpec, load_factory
 from kcm.checker.engine.replay import (
     ReplayError,
     assert_reproduces,
-    load_factory,
     replay,
     replay_itf,
     replay_labels,
@@ -125,10 +125,20 @@ def test_load_factory():
         load_factory("tests.checker.toys:FACTORY")
 
 
+def test_a_trace_names_its_model_by_the_spec_the_explorers_ship():
+    spec = ModelSpec.of("tests.checker.toys:climbers", height=6)
+    assert ModelSpec.from_meta(spec.to_meta()) == spec
+    assert ModelSpec.from_meta(spec.to_meta()).build().height == 6
+    with pytest.raises(ValueError, match="keyword arguments only"):
+        ModelSpec.of("tests.checker.toys:grid", 3).to_meta()
+    with pytest.raises(UsageError, match="does not name a model factory"):
+        ModelSpec.from_meta({})
+
+
 def write_epoch_itf(tmp_path, **meta):
     model, violation = epoch_violation()
     document = itf_document(model, violation.trace, invariant=violation.name, kind=violation.kind,
-                            model_factory=FACTORY, model_args=meta.pop("model_args", {}), **meta)
+                            model_spec=ModelSpec.of(FACTORY, **meta.pop("model_args", {})), **meta)
     return document, write_itf(tmp_path / "epoch.itf.json", document)
 
 
@@ -144,7 +154,7 @@ def test_replay_itf_of_a_symmetric_run_starts_from_the_recorded_initial_state(tm
     model = Climbers(6, symmetric=True)
     violation = explore(model).violations[0]
     document = itf_document(model, violation.trace, invariant=violation.name, kind=violation.kind,
-                            model_factory="tests.checker.toys:climbers", model_args={"height": 6})
+                            model_spec=ModelSpec.of("tests.checker.toys:climbers", height=6))
     _, states = replay_itf(write_itf(tmp_path / "c.itf.json", document))
     assert states == [s for _, s in violation.trace]
     del document["#meta"]["initial_index"]  # found by comparing the first state instead
@@ -191,7 +201,7 @@ def run_script(path: Path) -> subprocess.CompletedProcess:
 def test_generated_script_reproduces_and_fails_once_fixed(tmp_path):
     model, violation = epoch_violation()
     paths = write_counterexample(model, violation.trace, tmp_path, invariant=violation.name,
-                                 kind=violation.kind, model_factory=FACTORY, model_args={})
+                                 kind=violation.kind, model_spec=ModelSpec.of(FACTORY))
     script = paths["replay"]
     text = script.read_text()
     assert "MODEL_FACTORY = 'tests.checker.toys:epochs'" in text
@@ -210,7 +220,7 @@ def test_script_of_a_goal_witness_runs_under_pytest_collection_rules(tmp_path):
     model = TwoPhaseCommit(3)
     goal = explore(model).goals["commit agreement"]
     document = itf_document(model, goal.trace, invariant=goal.name, kind="sometimes",
-                            model_factory="tests.checker.toys:two_phase", model_args={"rms": 3})
+                            model_spec=ModelSpec.of("tests.checker.toys:two_phase", rms=3))
     text = replay_script(parse_itf(document), "w.itf.json")
     namespace: dict = {"__name__": "replay_w"}
     exec(compile(text, "replay_w.py", "exec"), namespace)

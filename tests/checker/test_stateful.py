@@ -193,7 +193,8 @@ def test_kcm_fuzz_runs_the_default_preset_clean_with_its_default_bounds(capsys):
     assert default_bounds(load_preset("default")) == (DEFAULT_EXAMPLES, DEFAULT_STEPS)
     assert main(["fuzz"]) == 0
     out = capsys.readouterr().out
-    assert f"preset default · checks every invariant and the implementation · seed 0 · {DEFAULT_EXAMPLES} examples" in out
+    assert (f"preset default · checks every invariant and the implementation · seed 0 · {DEFAULT_EXAMPLES} examples"
+            in out)
     # Hypothesis may run a few examples beyond the bound (its replay phase), never fewer.
     ran = re.search(r"No failure: ([\d,]+) examples", out)
     assert ran and DEFAULT_EXAMPLES <= int(ran.group(1).replace(",", "")) <= DEFAULT_EXAMPLES + 5, out

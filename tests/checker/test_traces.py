@@ -7,6 +7,7 @@ import subprocess
 
 from kcm.checker.engine.bfs import explore
 from kcm.checker.engine.itf import ItfList, ItfMap, Record, parse_itf
+from kcm.checker.engine.model_spec import ModelSpec
 from kcm.checker.engine.traces import (
     ABSENT,
     actors_of,
@@ -169,7 +170,7 @@ def test_write_counterexample_writes_every_output(tmp_path):
     model = EpochModel()
     violation = explore(model).violations[0]
     paths = write_counterexample(model, violation.trace, tmp_path, invariant=violation.name,
-                                 kind=violation.kind, model_factory="tests.checker.toys:epochs")
+                                 kind=violation.kind, model_spec=ModelSpec.of("tests.checker.toys:epochs"))
     assert sorted(p.name for p in paths.values()) == [
         "epoch_monotonic.dot", "epoch_monotonic.itf.json", "epoch_monotonic.txt", "replay_epoch_monotonic.py"]
     assert paths["text"].read_text() == EPOCH_TEXT

@@ -323,10 +323,10 @@ class Lanes(Model):
         return LanePoint(s.lane, 0, 0)
 
     def properties(self):
-        return (tuple(Always(f"not_{l}_{x}_{y}", lambda s, p=(l, x, y): (s.lane, s.x, s.y) != p)
-                      for l, x, y in self.bugs)
-                + tuple(Sometimes(f"reach_{l}_{x}_{y}", lambda s, a, t, p=(l, x, y): (t.lane, t.x, t.y) == p)
-                        for l, x, y in self.goals))
+        return (tuple(Always(f"not_{lane}_{x}_{y}", lambda s, p=(lane, x, y): (s.lane, s.x, s.y) != p)
+                      for lane, x, y in self.bugs)
+                + tuple(Sometimes(f"reach_{lane}_{x}_{y}", lambda s, a, t, p=(lane, x, y): (t.lane, t.x, t.y) == p)
+                        for lane, x, y in self.goals))
 
 
 # ---- climbers (exact symmetry) -------------------------------------------------------------------
@@ -585,7 +585,7 @@ def naive_reachable(model: Model) -> set:
 
 def permute_two_phase(s: TwoPhaseState, perm: tuple[int, ...]) -> TwoPhaseState:
     """Rename RM r to perm[r] everywhere (values, not positions: rm_state is indexed by RM)."""
-    rm_state = [None] * len(perm)
+    rm_state = list(s.rm_state)
     for old, new in enumerate(perm):
         rm_state[new] = s.rm_state[old]
     msgs = frozenset(Prepared(perm[m.rm]) if isinstance(m, Prepared) else m for m in s.msgs)

@@ -67,7 +67,8 @@ def _one_error_line(capsys) -> str:
 
 
 @pytest.mark.parametrize(("args", "needle"), [
-    (["check", "--preset", "nope"], "unknown preset 'nope'; choose one of deep, default, four, l1, large, tiny, v1, v10, v11, v12, v13, v2, v3, v4, v5, v6, v7, v8, v9, zkfaults"),
+    (["check", "--preset", "nope"], "unknown preset 'nope'; choose one of deep, default, four, l1, large, tiny, "
+                                    "v1, v10, v11, v12, v13, v2, v3, v4, v5, v6, v7, v8, v9, zkfaults"),
     (["check", "--bogus"], "No such option '--bogus'"),
     (["check", "--config", "/does/not/exist.toml"], "config file '/does/not/exist.toml' does not exist"),
     (["nosuchcommand"], "No such command 'nosuchcommand'"),
@@ -175,7 +176,8 @@ def test_diagram_tables_writes_dot_svg_and_png(tmp_path) -> None:
     proc = _kcm("diagram", "tables", "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == sorted(f"{m}_state_machine.{ext}" for m in ("partition", "replica") for ext in ("dot", "png", "svg"))
+    assert names == sorted(f"{m}_state_machine.{ext}" for m in ("partition", "replica")
+                           for ext in ("dot", "png", "svg"))
     assert (tmp_path / "replica_state_machine.svg").read_text().lstrip().startswith("<?xml")
     assert (tmp_path / "partition_state_machine.png").read_bytes()[:4] == b"\x89PNG"
 

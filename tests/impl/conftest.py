@@ -110,10 +110,8 @@ class ZooKeeperProcess:
         process, self.process = self.process, None
         if process is None:
             return
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         process.wait()
 
 

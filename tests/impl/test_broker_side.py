@@ -25,6 +25,8 @@ from kcm.model.config import ModelConfig
 from kcm.model.election import LeaderAndIsr
 from kcm.model.variants import Flags
 
+KAFKA_2_6 = Flags()  # the default rules; a module constant, so that no default argument calls it
+
 TP = TopicPartition("t", 0)
 
 
@@ -47,7 +49,7 @@ def zk():
     return client
 
 
-def manager(zk, flags=Flags(), broker=1) -> ReplicaManager:
+def manager(zk, flags=KAFKA_2_6, broker=1) -> ReplicaManager:
     return ReplicaManager(broker, KafkaConfig(flags=flags), zk, Timeline(), MetadataCache())
 
 
@@ -57,7 +59,8 @@ def test_a_request_from_an_older_controller_epoch_is_rejected_whole(zk):
     assert rm.become_leader_or_follower(lair(1, 2, 5)).error is Errors.STALE_CONTROLLER_EPOCH
     partition = rm.partition(TP)
     assert (partition.leader, partition.leader_epoch, rm.controller_epoch) == (1, 0, 2)
-    assert rm.maybe_update_metadata_cache(UpdateMetadataRequest(0, 1, 5, (), (1, 2))).error is Errors.STALE_CONTROLLER_EPOCH
+    stale = rm.maybe_update_metadata_cache(UpdateMetadataRequest(0, 1, 5, (), (1, 2)))
+    assert stale.error is Errors.STALE_CONTROLLER_EPOCH
     assert rm.metadata_cache.epoch == 0
 
 

@@ -31,6 +31,8 @@ from kcm.model.states import PartitionState as P
 from kcm.model.states import ReplicaState as R
 from kcm.model.variants import Flags
 
+KAFKA_2_6 = Flags()  # the default rules; a module constant, so that no default argument calls it
+
 T0 = TopicPartition("t", 0)
 T1 = TopicPartition("t", 1)
 
@@ -308,7 +310,7 @@ def zk():
     return client
 
 
-def machines(zk, ctx, flags=Flags()):
+def machines(zk, ctx, flags=KAFKA_2_6):
     channel = RecordingChannel()
     timeline = Timeline()
     replicas = ReplicaStateMachine(0, ctx, zk, batch_for(ctx, channel), timeline, flags)
@@ -393,7 +395,8 @@ def test_a_controller_whose_epoch_moved_cannot_write(zk):
     assert zk.get_topic_partition_state(T0) is None
 
 
-@pytest.mark.parametrize(("field", "value"), [("controlled_shutdown_enable", False), ("isr_change_propagation_ms", 100)])
+@pytest.mark.parametrize(("field", "value"), [("controlled_shutdown_enable", False),
+                                              ("isr_change_propagation_ms", 100)])
 def test_a_kafka_config_field_nothing_reads_is_refused(field, value):
     from kcm.impl.kafka_config import KafkaConfig
 

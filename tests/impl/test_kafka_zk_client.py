@@ -298,7 +298,8 @@ def test_znode_json_is_kafkas(backend, topic):
         b'{"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1,2]}')
     assert raw(topic, "/admin/reassign_partitions") == (
         b'{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[2,3]}]}')
-    assert raw(topic, "/admin/preferred_replica_election") == b'{"version":1,"partitions":[{"topic":"t","partition":0}]}'
+    assert raw(topic, "/admin/preferred_replica_election") == (
+        b'{"version":1,"partitions":[{"topic":"t","partition":0}]}')
     assert raw(topic, "/isr_change_notification/isr_change_0000000000") == (
         b'{"version":1,"partitions":[{"topic":"t","partition":0}]}')
     assert json.loads(raw(topic, "/brokers/ids/1")) == {

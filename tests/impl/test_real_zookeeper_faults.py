@@ -18,6 +18,7 @@ No assertion depends on timing: each test waits, with a generous bound, for a co
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -82,10 +83,8 @@ class TcpProxy:
         except OSError:
             pass
         for s in (src, dst):
-            try:
+            with contextlib.suppress(OSError):
                 s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
     def cut(self) -> None:
         self._open.clear()

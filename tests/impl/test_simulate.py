@@ -56,7 +56,8 @@ def test_a_scenario_file_by_path_and_an_unknown_name(tmp_path, capsys):
 @pytest.mark.parametrize(("step", "needle"), [
     ('do = "delete_topic"\ntopic = "ghost"', "step 3: topic 'ghost' does not exist"),
     ('do = "reassign"\ntopic = "ghost"\npartition = 0\nreplicas = [1, 0]', "step 3: topic 'ghost' does not exist"),
-    ('do = "reassign"\ntopic = "t"\npartition = 7\nreplicas = [1, 0]', "step 3: topic 't' has no partition 7 (it has 0)"),
+    ('do = "reassign"\ntopic = "t"\npartition = 7\nreplicas = [1, 0]',
+     "step 3: topic 't' has no partition 7 (it has 0)"),
     ('do = "preferred_election"\ntopic = "ghost"\npartition = 0', "step 3: topic 'ghost' does not exist"),
 ])
 def test_an_operation_on_a_topic_that_does_not_exist_is_an_error_not_a_pass(tmp_path, capsys, step, needle):

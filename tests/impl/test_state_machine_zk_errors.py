@@ -4,7 +4,8 @@ Translations of the ZooKeeper-error cases of Kafka 2.6's
 `core/src/test/scala/unit/kafka/controller/PartitionStateMachineTest.scala` (each test is named after
 Kafka's, in snake_case), plus the same cases for the replica state machine's ISR shrink
 (`ReplicaStateMachineTest.scala` has no ZooKeeper-error case in 2.6; those tests are ours and say so)
-and a zombie controller on a real expired session of the embedded ZooKeeper (review D10).
+and a zombie controller on a real expired session of the embedded ZooKeeper (docs/model.md,
+"Abstractions and omissions").
 
 Kafka mocks `KafkaZkClient` to throw `ZooKeeperClientException`; here a `ControllerZkClient` over the
 embedded ZooKeeper throws a `ZooKeeperError` from the one method under test, and the request batch
@@ -253,7 +254,7 @@ def test_online_replica_to_offline_replica_transition_zoo_keeper_client_exceptio
     assert [(b, r.api_key) for b, r in channel.sent] == [(BROKER, ApiKeys.STOP_REPLICA)]
 
 
-# ---- a zombie controller (review D10) ---------------------------------------------------------------
+# ---- a zombie controller ---------------------------------------------------------------------------
 
 
 def test_a_zombie_fails_the_partitions_and_still_sends_the_stop_replica(server):

@@ -171,8 +171,8 @@ def test_a_late_fetch_of_a_dead_follower_keeps_the_cluster_unsettled_until_the_l
     """A fetch the leader takes after its follower stopped (and after the controller's
     onBrokerFailure took the follower out of the ISR) puts the dead replica back into the ISR; only
     the leader's shrink, a lag time later, takes it out. `settle()` must wait for that shrink, or the
-    snapshot shows a dead replica in a multi-member ISR (the flaky `kcm simulate` run of session 7)."""
-    from kcm.model.invariants import dead_replica_only_as_sole_isr_member
+    snapshot shows a dead replica in a multi-member ISR (which once made `kcm simulate` runs fail now and then)."""
+    from kcm.model.catalogue.leadership import dead_replica_only_as_sole_isr_member
     tp = TopicPartition("orders", 0)
     leader = cluster.partition_states()[tp][1].leader_and_isr.leader
     victim = next(b for b in (0, 1, 2) if b not in (leader, cluster.controller_id()))

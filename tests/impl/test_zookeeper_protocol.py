@@ -1,4 +1,4 @@
-"""ZooKeeper semantics the controller relies on (reference §6.2), on the embedded server and on a
+"""ZooKeeper semantics the controller relies on, on the embedded server and on a
 real ZooKeeper: the same test, the same expected values. Where the embedded server could diverge
 from the real one (sequential numbering, multi seeing its own earlier ops, one DELETED per client),
 the real server is the oracle."""

@@ -68,7 +68,7 @@ def test_an_order_preserving_renaming_of_epochs_commutes_with_every_step(name) -
     the same order, their successors are each other's renamings (up to the normal form), and they
     agree on quiescence, settling and every safety property."""
     from kcm.checker.engine.contract import Always
-    from kcm.model.invariants import settled
+    from kcm.model.catalogue.settledness import settled
 
     from kcm import config
 

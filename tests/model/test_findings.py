@@ -16,8 +16,8 @@ from kcm.impl.abstraction import abstract
 from kcm.impl.model_alignment import ModelAlignment
 from kcm.impl.step_cluster import StepCluster
 from kcm.model import actions as A
+from kcm.model.catalogue.settledness import quiescent
 from kcm.model.config import ModelConfig
-from kcm.model.invariants import quiescent
 from kcm.model.spec import enabled_actions, init_states, settle, settle_path, step
 from kcm.model.states import ReplicaState as R
 
@@ -97,7 +97,7 @@ def test_after_a_controller_move_both_stay_stuck_in_the_model_and_in_kafka() -> 
 
 
 def test_a_deposed_controller_that_forgets_a_topic_keeps_it_queued_for_deletion() -> None:
-    """Review D3: 2.6's `removeTopic` (ControllerContext.scala lines 283-290) clears neither
+    """2.6's `removeTopic` (ControllerContext.scala lines 283-290) clears neither
     `topicsToBeDeleted` nor `topicsWithDeletionStarted` (KAFKA-10040 moved that there in 2.7). Broker
     0, deposed by broker 1, which then deleted topic 0, processes the TopicChange: it forgets the
     topic's assignment and keeps it queued for deletion."""

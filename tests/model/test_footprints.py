@@ -130,8 +130,9 @@ def test_por_keeps_verdict_and_violated_property(preset):
     assert on.extra["por"]["states"] > 0
 
 
-# Generated counts are one below the benchmarks' of session 7: with symmetry on, both presets start
-# from one initial state per orbit (model/checking/reduced_runs.py), one fewer than they listed.
+# Generated counts are one below those of docs/benchmarks.md's "Partial-order reduction": with
+# symmetry on, both presets start from one initial state per orbit (model/checking/reduced_runs.py),
+# one fewer than they listed.
 @pytest.mark.parametrize("preset, properties, full, reduced", [
     ("tiny", None, (10_294, 30_669), (10_294, 30_669)),
     ("tiny", ["deadlock"], (10_294, 30_669), (10_128, 29_668)),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from kcm.checker.engine.liveness import EVENTUALLY_QUIESCENT, QUIESCENCE_REACHABLE
 from kcm.model import actions as A
-from kcm.model.invariants import quiescent
+from kcm.model.catalogue.settledness import quiescent
 from kcm.model.spec import heals
 
 
@@ -65,17 +65,18 @@ def test_the_synthetic_loop_is_caught_with_a_pinned_lasso(liveness_of) -> None:
 
 
 def test_the_healing_actions_are_the_ones_settle_takes() -> None:
-    from kcm.model.spec import init_states, settle_path
+    from kcm.model.spec import init_states, settle_path, step
 
     from kcm import config
 
     cfg = config.load_preset("tiny")
     start = init_states(cfg)[0]
     state = start
-    from kcm.model.spec import step
     for action in settle_path(cfg, start):
         assert heals(state, action)
-        state = step(cfg, state, action)
+        after = step(cfg, state, action)
+        assert after is not None, action
+        state = after
     assert quiescent(state)
 
 

@@ -1,20 +1,30 @@
-"""The oracle's properties (issue 10): each fails on a small hand-made violation and holds on the
-clean model; `settled` judges with dead brokers left dead."""
+"""The oracle's properties (the settled ones, the transition invariants a reviewer checks a
+controller change against, the known Kafka 2.6 violations): each fails on a small hand-made
+violation and holds on the clean model; `settled` judges with dead brokers left dead."""
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from kcm.checker.engine.bfs import explore
-from kcm.model.checking.kafka_model import KafkaModel
-from kcm.model.cluster import NONE, Cluster, Event, EventKind, put
-from kcm.model.config import ModelConfig
-from kcm.model.invariants import (
+from kcm.model.catalogue import CATALOGUE, properties_for
+from kcm.model.catalogue.controller import active_controller_once_settled
+from kcm.model.catalogue.leadership import (
     dead_replica_only_as_sole_isr_member,
     no_dead_leader_advertised,
     offline_partition_with_live_isr_gets_leader,
-    quiescent,
-    settled,
 )
+from kcm.model.catalogue.metadata import (
+    cache_matches_zk_after_write,
+    context_derived_from_zk,
+    no_stale_context_when_inactive,
+)
+from kcm.model.catalogue.settledness import quiescent, settled
+from kcm.model.catalogue.shutdown import no_shutting_down_joins_isr
+from kcm.model.checking.kafka_model import KafkaModel
+from kcm.model.cluster import NONE, Cluster, Event, EventKind, put
+from kcm.model.config import ModelConfig
 from kcm.model.spec import init_states, settle
 
 SMALL = ModelConfig.from_mapping({"brokers": 2, "replication_factor": 2, "max_broker_crashes": 1,
@@ -51,7 +61,8 @@ def test_settled_allows_dead_brokers_but_nothing_pending(calm) -> None:
     crashed = gone._replace(zk=gone.zk._replace(session=calm.zk.session))
     assert not settled(crashed)
     # an event queued at a live broker (a watch fired, not handled)
-    queued = gone._replace(brokers=put(gone.brokers, 0, gone.brokers[0]._replace(queue=(Event(EventKind.BrokerChange),))))
+    change = (Event(EventKind.BrokerChange),)
+    queued = gone._replace(brokers=put(gone.brokers, 0, gone.brokers[0]._replace(queue=change)))
     assert not settled(queued)
     # a live broker whose session expired and who has not noticed
     expired = gone._replace(zk=gone.zk._replace(session=0))
@@ -110,7 +121,6 @@ def test_the_settled_invariants_hold_on_the_clean_model(fields) -> None:
 
 def _prop(cfg: ModelConfig, name: str, observations: list):
     """Property `name` of `cfg` with `observe` answering `observations` for any step."""
-    from kcm.model.invariants import properties_for
     return next(p for p in properties_for(cfg, lambda s, a: observations) if p.name == name)
 
 
@@ -162,7 +172,6 @@ FINDINGS = __import__("pathlib").Path(__file__).parents[2] / "docs" / "findings"
 
 def test_no_shutting_down_joins_isr_on_a_hand_made_step(calm) -> None:
     from kcm.model.actions import LeaderExpandIsr
-    from kcm.model.invariants import no_shutting_down_joins_isr
     shrunk = with_znode(calm, 0, isr=(0,))
     ctrl = shrunk.brokers[0]
     shutting = shrunk._replace(brokers=put(shrunk.brokers, 0, ctrl._replace(ctx=ctrl.ctx._replace(shutting_down=0b10))))
@@ -218,8 +227,8 @@ def test_the_json_report_lists_known_violations() -> None:
                                          ("lost-create-reply", "CacheMatchesZk")])
 def test_every_known_violation_has_a_committed_trace_that_replays(stem, prop) -> None:
     from kcm.checker.engine.replay import replay_itf
-    from kcm.model.findings import KNOWN_2_6_VIOLATIONS
-    assert any(k.property == prop and k.trace.endswith(f"{stem}.itf.json") for k in KNOWN_2_6_VIOLATIONS)
+    assert any(d.name == prop and d.finding is not None and d.finding.trace.endswith(f"{stem}.itf.json")
+               for d in CATALOGUE)
     replay_itf(FINDINGS / f"{stem}.itf.json")  # raises unless it reaches the same violation
 
 
@@ -250,16 +259,13 @@ def test_an_election_whose_write_is_fenced_is_not_observed(calm) -> None:
     for epoch, observed in ((calm.zk.controller_epoch, 1), (calm.zk.controller_epoch + 1, 0)):
         w = World(SMALL, flags_for(""), calm._replace(zk=calm.zk._replace(controller_epoch=epoch)))
         c = Controller(w, 0)
-        try:
+        with contextlib.suppress(ControllerMoved):
             c.elect_leader_for_partitions([0], Strategy.OFFLINE)
-        except ControllerMoved:
-            pass
         assert sum(type(o) is Election for o in w.obs) == observed
 
 
 def test_cache_matches_zk_after_write(calm) -> None:
     from kcm.model.actions import ControllerProcessEvent
-    from kcm.model.invariants import cache_matches_zk_after_write
     a = ControllerProcessEvent(0)
     z = calm.zk.partitions[0]
     written = with_znode(calm, 0, leader=1, leader_epoch=z.leader_epoch + 1, version=z.version + 1)
@@ -286,7 +292,6 @@ def test_cache_matches_zk_after_write_holds_with_reorders() -> None:
 
 
 def test_active_controller_once_settled(calm) -> None:
-    from kcm.model.invariants import active_controller_once_settled, no_dead_leader_advertised
     gone = dead(calm, 1)
     assert active_controller_once_settled(gone)
     resigned = gone._replace(zk=gone.zk._replace(controller=NONE),
@@ -310,7 +315,6 @@ def test_the_controller_hole_is_known_only_with_operator_moves() -> None:
 
 def test_context_derived_from_zk_at_failover(calm) -> None:
     from kcm.model.actions import ControllerProcessEvent
-    from kcm.model.invariants import context_derived_from_zk
     holds = context_derived_from_zk(SMALL.topics, SMALL.partitions)
     a = ControllerProcessEvent(0)
     before = calm._replace(brokers=put(calm.brokers, 0, calm.brokers[0]._replace(active=False)))
@@ -326,7 +330,6 @@ def test_context_derived_from_zk_at_failover(calm) -> None:
 
 
 def test_no_stale_context_when_inactive(calm) -> None:
-    from kcm.model.invariants import no_stale_context_when_inactive
     assert no_stale_context_when_inactive(calm)
     b1 = calm.brokers[1]
     leaked = calm._replace(brokers=put(calm.brokers, 1, b1._replace(ctx=b1.ctx._replace(live=0b11))))

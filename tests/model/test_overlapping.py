@@ -10,12 +10,13 @@ from pathlib import Path
 import jsonschema
 import pytest
 from kcm.checker.engine.bfs import explore
+from kcm.checker.engine.model_spec import ModelSpec
 from kcm.checker.engine.replay import replay_itf
 from kcm.checker.engine.traces import write_counterexample
 from kcm.model import actions as A
+from kcm.model.catalogue.settledness import quiescent
 from kcm.model.checking.kafka_model import KafkaModel, config_fields
 from kcm.model.config import ConfigError, ModelConfig
-from kcm.model.invariants import quiescent
 from kcm.model.spec import enabled_actions, init_states, settle_path, step
 
 from kcm import config
@@ -109,8 +110,8 @@ def test_a_counterexample_in_an_overlapping_run_starts_settled_and_replays(tmp_p
     assert len(trace) - 1 == 3 and trace[0][1].scenario == 1 and quiescent(trace[0][1])
     assert type(trace[1][0]) is A.BrokerCrash
     paths = write_counterexample(model, trace, tmp_path, invariant="IsrNonEmpty", kind="safety",
-                                 config=config_fields(cfg), model_factory=MODEL_FACTORY,
-                                 model_args={"symmetry": True, **config_fields(cfg)})
+                                 config=config_fields(cfg),
+                                 model_spec=ModelSpec.of(MODEL_FACTORY, symmetry=True, **config_fields(cfg)))
     document = json.loads(paths["itf"].read_text())
     jsonschema.validate(document, ITF_SCHEMA)
     assert document["#meta"]["initial_index"] == 1

@@ -16,8 +16,8 @@ from kcm.impl.abstraction import abstract
 from kcm.impl.model_alignment import ModelAlignment
 from kcm.impl.step_cluster import StepCluster
 from kcm.model import actions as A
+from kcm.model.catalogue.settledness import quiescent
 from kcm.model.config import ConfigError, ModelConfig
-from kcm.model.invariants import quiescent
 from kcm.model.spec import enabled_actions, init_states, settle, settle_path, step
 
 CFG = ModelConfig.from_mapping(dict(brokers=3, topics=1, partitions=2, replication_factor=2, max_broker_crashes=0,

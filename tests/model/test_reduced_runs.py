@@ -114,7 +114,8 @@ def test_the_header_says_which_runs_are_reduced() -> None:
     from kcm.exploration import symmetry_text
     assert symmetry_text(config.load_preset("default"), True) == \
         "symmetry on (runs 0, 1 reduced; runs 2, 3 from one initial state per orbit)"
-    assert symmetry_text(config.load_preset("tiny"), True) == "symmetry on (one initial state per orbit, no run reduced)"
+    assert symmetry_text(config.load_preset("tiny"), True) == \
+        "symmetry on (one initial state per orbit, no run reduced)"
     assert symmetry_text(config.load_preset("v4"), True) == "symmetry on"
     assert symmetry_text(config.load_preset("v4"), False) == "symmetry off"
 

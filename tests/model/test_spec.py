@@ -70,7 +70,7 @@ def test_representative_merges_a_state_with_its_renamings() -> None:
 
 
 # Three brokers, RF 2, a topic deleted and created again: a deletion takes two replicas of a
-# partition offline in one call, whose order must follow the renaming (review D9, docs/model.md).
+# partition offline in one call, whose order must follow the renaming (docs/model.md, "Symmetry").
 RECREATE = ModelConfig(brokers=3, topics=1, partitions=1, replication_factor=2, max_broker_crashes=0,
                        max_session_expiries=0, max_topic_deletions=1, max_topic_creations=1)
 
@@ -174,7 +174,8 @@ REMOVED_REPLICA_BELIEVES_IT_LEADS = [
 
 
 def test_a_removed_replica_may_keep_believing_it_leads() -> None:
-    from kcm.model.invariants import at_most_one_believed_leader, quiescent
+    from kcm.model.catalogue.leadership import at_most_one_believed_leader
+    from kcm.model.catalogue.settledness import quiescent
 
     cfg = ModelConfig.from_mapping(LARGE)
     s = init_states(cfg)[0]
@@ -187,3 +188,14 @@ def test_a_removed_replica_may_keep_believing_it_leads() -> None:
     assert (stale.leader, stale.stopped) == (0, False) and stale.leader_epoch < s.zk.partitions[0].leader_epoch
     # the restated invariant constrains the assigned replicas only, and they agree with ZooKeeper
     assert at_most_one_believed_leader(s)
+
+
+def test_each_model_owns_what_it_remembers() -> None:
+    """The guards' tables and the renamings' memos belong to a model, not to the module: two
+    models of one config share none, and the plain functions work without one."""
+    first, second = KafkaModel(TINY), KafkaModel(TINY)
+    assert first.tables is not second.tables and first.symmetry is not second.symmetry
+    start = first.init_states()[0]
+    assert [a for a, _ in first.successors(start)] == enabled_actions(TINY, start)
+    assert first.tables.lefts and not second.tables.lefts
+    assert first.representative(start) == representative(start)

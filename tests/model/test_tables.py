@@ -117,7 +117,8 @@ def test_validation_names_a_missing_row() -> None:
 def test_validation_names_an_unknown_state() -> None:
     rows = dict(GOOD_ROWS)
     rows[P.OnlinePartition] = {P.NewPartition, R.OnlineReplica}
-    with pytest.raises(TableError, match=r"row OnlinePartition lists ReplicaState.OnlineReplica, which is not a PartitionState"):
+    with pytest.raises(TableError,
+                       match=r"row OnlinePartition lists ReplicaState.OnlineReplica, which is not a PartitionState"):
         _table(rows, labels={})
 
 

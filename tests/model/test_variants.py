@@ -18,7 +18,7 @@ from kcm.model.variants import VARIANTS
 
 from kcm import config
 from kcm.cli import main
-from kcm.exploration import MODEL_FACTORY
+from kcm.exploration import trace_spec
 
 ITF_SCHEMA = json.loads((Path(__file__).parents[1] / "checker" / "itf.schema.json").read_text())
 
@@ -60,8 +60,7 @@ def test_itf_validates_and_replays_to_the_violation(case, tmp_path) -> None:
     v, cfg, model, result = case
     violation = result.violations[0]
     paths = write_counterexample(model, violation.trace, tmp_path, invariant=violation.name,
-                                 kind=violation.kind, config=config_fields(cfg), model_factory=MODEL_FACTORY,
-                                 model_args={"symmetry": True, **config_fields(cfg)})
+                                 kind=violation.kind, config=config_fields(cfg), model_spec=trace_spec(cfg))
     document = json.loads(paths["itf"].read_text())
     jsonschema.validate(document, ITF_SCHEMA)
     assert document["#meta"]["invariant"] == v.breaks

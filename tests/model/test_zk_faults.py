@@ -1,11 +1,27 @@
-"""ZooKeeper faults in the model: a zombie controller's per-partition failures (review D10)."""
+"""ZooKeeper faults in the model: a zombie controller's per-partition failures, lost replies and
+connection losses."""
 
 from __future__ import annotations
 
-from kcm.model.actions import BrokerRequestControlledShutdown, ControllerProcessEvent, ZkSessionExpire
+import dataclasses
+
+from kcm.checker.engine.bfs import explore
+from kcm.model.actions import (
+    BrokerCrash,
+    BrokerRequestControlledShutdown,
+    ControllerProcessEvent,
+    ZkConnectionLoss,
+    ZkLoseReply,
+    ZkSessionExpire,
+)
+from kcm.model.catalogue.metadata import cache_matches_zk
+from kcm.model.checking.kafka_model import KafkaModel
 from kcm.model.cluster import RequestKind
 from kcm.model.config import ModelConfig
-from kcm.model.spec import init_states, settle, step
+from kcm.model.spec import enabled_actions, init_states, settle, step
+from kcm.model.spec import init_states as inits
+
+from kcm import config as presets
 
 
 def settled(**fields):
@@ -17,7 +33,7 @@ def test_a_zombie_controller_still_sends_the_stop_replica_of_a_controlled_shutdo
     """Broker 1 follows partition 0 (replicas 0, 1; leader 0, the controller). Its controlled
     shutdown reaches controller 0 after 0's session expired, unnoticed. Kafka 2.6's
     `doControlledShutdown` reads no ZooKeeper before the state machines, which fail the partition
-    per partition: the ISR is not shrunk, yet the StopReplica is sent (review D10)."""
+    per partition: the ISR is not shrunk, yet the StopReplica is sent."""
     cfg, s = settled(max_session_expiries=1, max_controlled_shutdowns=1)
     assert s.zk.controller == 0 and s.brokers[0].replicas[0].leader == 0
     for action in (BrokerRequestControlledShutdown(1), ZkSessionExpire(0), ControllerProcessEvent(0)):
@@ -35,28 +51,18 @@ def test_a_zombie_controller_still_sends_the_stop_replica_of_a_controlled_shutdo
 
 # ---- lost replies (`ZkLoseReply`, `max_lost_acks`) ---------------------------------------------------
 
-import dataclasses  # noqa: E402
-
-from kcm.checker.engine.bfs import explore  # noqa: E402
-from kcm.model.actions import BrokerCrash, ZkConnectionLoss, ZkLoseReply  # noqa: E402
-from kcm.model.checking.kafka_model import KafkaModel  # noqa: E402
-from kcm.model.invariants import cache_matches_zk  # noqa: E402
-from kcm.model.spec import enabled_actions  # noqa: E402
-from kcm.model.spec import init_states as inits  # noqa: E402
-
-from kcm import config as presets  # noqa: E402
-
 
 def test_finding_7_a_lost_reply_to_the_state_create_breaks_five_properties_in_six_or_seven_steps():
     """docs/model.md Finding 7: `tiny` with one lost reply from the cold start. Kafka 2.6 does the
-    same, so the five properties are listed as known (kcm.model.findings) under a cold-start
+    same, so the five properties are listed as known (kcm.model.catalogue.findings) under a cold-start
     `max_lost_acks`: the verdict stays pass and each is reported with its shortest trace."""
     cfg = dataclasses.replace(presets.load_preset("tiny"), max_lost_acks=1)
     result = explore(KafkaModel(cfg))
     assert result.verdict == "pass" and not result.violations
     assert sorted((v.name, v.kind, v.trace_length) for v in result.known_violations) == [
-        ("BrokersFollowTheLeader", "quiescence", 6), ("CacheMatchesZk", "quiescence", 6), ("DeadReplicaOnlyAsSoleIsrMember", "settled", 7),
-        ("NoDeadLeaderAdvertised", "settled", 7), ("OfflineReplicaLeavesIsr", "transition", 6)]
+        ("BrokersFollowTheLeader", "quiescence", 6), ("CacheMatchesZk", "quiescence", 6),
+        ("DeadReplicaOnlyAsSoleIsrMember", "settled", 7), ("NoDeadLeaderAdvertised", "settled", 7),
+        ("OfflineReplicaLeavesIsr", "transition", 6)]
     # Not listed without the cold-start budget: the same property fails the check there.
     assert "CacheMatchesZk" not in KafkaModel(presets.load_preset("tiny")).known_violations()
     # The same by hand: the first controller's failover loses the reply to its create, then heal.

@@ -141,7 +141,7 @@ def test_kafka_default_matches_the_sequential_explorer_to_a_fixed_depth(spark, d
 
 
 def test_kafka_known_violations_match_the_sequential_explorer(spark):
-    """A listed Kafka 2.6 violation (kcm.model.findings) is recorded with its shortest trace and
+    """A listed Kafka 2.6 violation (kcm.model.catalogue.findings) is recorded with its shortest trace and
     does not stop the run or fail the verdict, on Spark as sequentially."""
     from kcm.model.config import ModelConfig
     cfg = ModelConfig.from_mapping({"brokers": 2, "replication_factor": 2, "max_broker_crashes": 0,

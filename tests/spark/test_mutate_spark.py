@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kcm.checker import mutate as M
+from kcm.checker import mutation as M
 from kcm.spark_explore.mutate import run_spark
 
 from kcm import config

@@ -42,8 +42,9 @@ from kcm.model.actions import (  # noqa: F401 - the sequences below use them
     SchedulerAutoRebalance,
     ZkSessionExpire,
 )
+from kcm.model.catalogue.deletion import topic_deletion_eventually_completes
+from kcm.model.catalogue.settledness import quiescent
 from kcm.model.config import ModelConfig
-from kcm.model.invariants import quiescent, topic_deletion_eventually_completes
 from kcm.model.spec import enabled_actions, init_states, step, topic_placements
 
 CONFIGS = {
@@ -67,10 +68,11 @@ CONFIGS = {
                 max_leader_isr_shrinks=2, max_controlled_shutdowns=2, max_preferred_elections=2, max_reassignments=2,
                 max_topic_deletions=2, max_topic_creations=2, max_auto_rebalances=2, max_controller_moves=2,
                 event_queue_capacity=8),
-    "five": dict(brokers=5, topics=3, partitions=1, replication_factor=2, unclean_election=True, max_broker_crashes=3,
-                 max_session_expiries=2, max_leader_isr_shrinks=2, max_controlled_shutdowns=2, max_preferred_elections=2,
-                 max_reassignments=2, max_topic_deletions=2, max_topic_creations=2, max_auto_rebalances=2,
-                 max_controller_moves=2, event_queue_capacity=16, controlled_shutdown_max_retries=2),
+    "five": dict(brokers=5, topics=3, partitions=1, replication_factor=2, unclean_election=True,
+                 max_broker_crashes=3, max_session_expiries=2, max_leader_isr_shrinks=2, max_controlled_shutdowns=2,
+                 max_preferred_elections=2, max_reassignments=2, max_topic_deletions=2, max_topic_creations=2,
+                 max_auto_rebalances=2, max_controller_moves=2, event_queue_capacity=16,
+                 controlled_shutdown_max_retries=2),
 }
 
 SWITCHES = [
@@ -106,12 +108,12 @@ SWITCHES = [
 ]
 
 FORMER = [
-    # The model did not resume an in-progress reassignment at failover (D1); Kafka's A1 throws there and
+    # The model did not resume an in-progress reassignment at failover; Kafka's A1 throws there and
     # the new controller moves (triggerControllerMove).
     ('failover_resumes_only_zk_reassignments', 'big', [
         AdminReassign(partition=2, target=(1, 2)), ZkSessionExpire(broker=0), ZkSessionExpire(broker=2),
         ControllerProcessEvent(broker=1)]),
-    # The model skipped a pending preferred election of a leaderless partition; it fails Kafka's failover (D6).
+    # The model skipped a pending preferred election of a leaderless partition; it fails Kafka's failover.
     ('failover_skips_leaderless_preferred_elections', 'big', [
         AdminDeleteTopic(topic=1), AdminPreferredElection(partition=3), ControllerProcessEvent(broker=0)]),
     # The model completed a reassignment of a leaderless partition; B3's partitionLeadershipInfo(tp).get throws.
@@ -119,7 +121,7 @@ FORMER = [
         AdminReassign(partition=0, target=(1, 0)), ZkSessionExpire(broker=0), ZkSessionExpire(broker=1),
         ControllerProcessEvent(broker=2)]),
     # The model sent UpdateMetadata after a broker failure when no replica outside a deletion went
-    # offline and no leader was elected; Kafka sends it when no partition has an offline leader (D4).
+    # offline and no leader was elected; Kafka sends it when no partition has an offline leader.
     ('um_after_offline_replicas_as_model', 'four', [
         ControllerProcessEvent(broker=0), ZkSessionExpire(broker=0), ZkSessionExpire(broker=1),
         ControllerProcessEvent(broker=2), ControllerProcessEvent(broker=2), ControllerProcessEvent(broker=2),
@@ -166,7 +168,7 @@ FORMER = [
         AdminMoveController(), ControllerProcessEvent(broker=1), ControllerProcessEvent(broker=3)]),
     # The implementation cached the partitions that needed no ISR write before a fenced write
     # (an implementation bug found by `kcm fuzz`; the model does what Kafka does here).
-    # (Repaired after the failover took maybeResumeReassignments and triggerControllerMove, D1/D6: the
+    # (Repaired after the failover took maybeResumeReassignments and triggerControllerMove: the
     # 1 action(s) the model no longer enables there were dropped, at indices [27].)
     ('impl_isr_removal_cache_order', 'everything', [
         ZkSessionExpire(broker=1), BrokerCrash(broker=2), AdminReassign(partition=0, target=(2, 0)),
@@ -197,8 +199,9 @@ FORMER = [
         ZkSessionExpire(broker=0), BrokerNoticeExpiry(broker=0), ControllerProcessEvent(broker=0),
         ZkSessionExpire(broker=0), ControllerProcessEvent(broker=0)]),
     # Model bug: a deletion notified the watch of a state znode that never existed.
-    # (Repaired after the failover took maybeResumeReassignments and triggerControllerMove, D1/D6: the
-    # 25 action(s) the model no longer enables there were dropped, at indices [11, 16, 17, 18, 23, 24, 27, 29, 30, 31, 32, 33, 35, 36, 38, 39, 40, 41, 42, 43, 44, 47, 49, 51, 52].)
+    # (Repaired after the failover took maybeResumeReassignments and triggerControllerMove: the
+    # 25 action(s) the model no longer enables there were dropped, at indices [11, 16, 17, 18, 23,
+    # 24, 27, 29, 30, 31, 32, 33, 35, 36, 38, 39, 40, 41, 42, 43, 44, 47, 49, 51, 52].)
     ('complete_delete_topic', 'big', [
         ZkSessionExpire(broker=0), AdminReassign(partition=2, target=(2, 1)), AdminDeleteTopic(topic=0),
         ZkSessionExpire(broker=2), BrokerNoticeExpiry(broker=0), ControllerProcessEvent(broker=1),
@@ -212,7 +215,7 @@ FORMER = [
         ControllerProcessEvent(broker=1), ControllerProcessEvent(broker=1),
         ControllerProcessEvent(broker=1), ControllerProcessEvent(broker=1)]),
     # Model bug: rewriting /admin/reassign_partitions left its watch armed.
-    # (Repaired after the failover took maybeResumeReassignments and triggerControllerMove, D1/D6: the
+    # (Repaired after the failover took maybeResumeReassignments and triggerControllerMove: the
     # 7 action(s) the model no longer enables there were dropped, at indices [24, 25, 27, 28, 29, 30, 31].)
     ('maybe_remove_from_zk_reassignment', 'five', [
         AdminReassign(partition=2, target=(0, 2)), ControllerProcessEvent(broker=4), BrokerCrash(broker=4),
@@ -340,7 +343,8 @@ def test_a_fenced_stop_replica_no_longer_hangs_the_deletion():
     while frontier:
         nxt = []
         for s in frontier:
-            assert not quiescent(s) or topic_deletion_eventually_completes(s), "a quiescent state with the deletion hung"
+            assert not quiescent(s) or topic_deletion_eventually_completes(s), \
+                "a quiescent state with the deletion hung"
             for action in enabled_actions(cfg, s):
                 t = step(cfg, s, action)
                 if t is not None and t not in explored:

@@ -1,0 +1,79 @@
+"""Admin requests: what an operator writes under `/admin` is carried out or refused, then consumed.
+
+An operator asks Kafka 2.6's controller for a preferred replica election, a reassignment or a
+topic deletion by writing `/admin/preferred_replica_election`, `/admin/reassign_partitions` or
+`/admin/delete_topics/<t>`. The controller watches those paths, carries out or refuses each
+request, and deletes the entry once done, whichever controller took the request over: a preferred
+election does not wait for a dead broker, it is refused and the znode deleted in
+`onReplicaElection`'s `finally`, or by the next controller's `onControllerFailover`, which takes
+over pending elections (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+onReplicaElection's `removePartitionsFromPreferredReplicaElection`,
+`removePartitionsFromReassignedPartitions`,
+kafka@2.6.x:core/src/main/scala/kafka/controller/TopicDeletionManager.scala `completeDeleteTopic`).
+
+Kafka 2.6 leaves a preferred election behind when it names a partition without leadership:
+`processReplicaLeaderElection` reads `partitionLeadershipInfo(tp).get`, which throws before the
+`finally` is reached (Findings 9). PreferredElectionZnodeConsumed is excused for it on every
+config; PreferredElectionZnodeConsumedWithLeadership allows exactly that cause and no other.
+"""
+
+from __future__ import annotations
+
+from kcm.model.catalogue import findings
+from kcm.model.catalogue.declaration import Declaration, Judged, Kind, with_judge
+from kcm.model.catalogue.settledness import AFRESH, Settledness, settled_under_a_controller
+from kcm.model.cluster import NO_ZNODE, Cluster
+
+
+def admin_znodes_consumed(s: Cluster, judge: Settledness = AFRESH) -> bool:
+    """Quiescent: `/admin/preferred_replica_election`, `/admin/reassign_partitions` and
+    `/admin/delete_topics` hold nothing: every request an operator wrote was carried out or refused
+    and its entry deleted, whichever controller took it over
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+    onReplicaElection's `removePartitionsFromPreferredReplicaElection`,
+    `removePartitionsFromReassignedPartitions`, TopicDeletionManager `completeDeleteTopic`)."""
+    if not judge.quiescent(s):
+        return True
+    zk = s.zk
+    return not zk.preferred and not any(zk.reassign) and not zk.delete_topics
+
+
+def preferred_election_znode_consumed(s: Cluster, judge: Settledness = AFRESH) -> bool:
+    """Settled: `/admin/preferred_replica_election` is gone. A preferred election does not wait
+    for a dead broker: it is refused for a partition whose preferred replica is dead and the znode
+    is deleted in `onReplicaElection`'s `finally` (or by the next controller's
+    `onControllerFailover`, which takes over pending elections)."""
+    return not judge.settled(s) or not s.zk.preferred
+
+
+def preferred_election_znode_consumed_with_leadership(s: Cluster, judge: Settledness = AFRESH) -> bool:
+    """Settled under an active controller: `/admin/preferred_replica_election` is gone unless it
+    names a partition of a live topic with no state znode. `processReplicaLeaderElection` elects
+    for the partitions named, then `onReplicaElection`'s `finally` deletes the znode and re-puts the
+    event (KAFKA-6146); only the partition without leadership, where `partitionLeadershipInfo(tp).get`
+    throws before the `finally` is reached, leaves it behind (Findings 9)
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+    processReplicaLeaderElection, onReplicaElection)."""
+    if not settled_under_a_controller(s, judge):
+        return True
+    zk = s.zk
+    if not zk.preferred:
+        return True
+    return any(zk.assignment[p] and zk.partitions[p] == NO_ZNODE for p in range(len(zk.partitions))
+               if zk.preferred >> p & 1)
+
+
+DECLARATIONS: tuple[Declaration, ...] = (
+    Declaration("AdminZnodesConsumed",
+                "once quiescent, no admin znode holds a request: each was carried out or refused, then deleted",
+                Kind.LIVENESS, Judged.QUIESCENT, with_judge(admin_znodes_consumed),
+                finding=findings.PREFERRED_ELECTION_ZNODE_STAYS, broken_when=findings.any_config),
+    Declaration("PreferredElectionZnodeConsumed",
+                "once settled, /admin/preferred_replica_election is gone, dead brokers left dead",
+                Kind.LIVENESS, Judged.SETTLED, with_judge(preferred_election_znode_consumed),
+                finding=findings.PREFERRED_ELECTION_ZNODE_STAYS, broken_when=findings.any_config),
+    Declaration("PreferredElectionZnodeConsumedWithLeadership",
+                "once settled, /admin/preferred_replica_election is gone unless it names a partition "
+                "without leadership",
+                Kind.LIVENESS, Judged.SETTLED, with_judge(preferred_election_znode_consumed_with_leadership)),
+)

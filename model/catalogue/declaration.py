@@ -1,0 +1,167 @@
+"""One declaration per property: everything the checkers, the reduction and the reports know of it.
+
+A `Declaration` names a property and says, once:
+
+- `meaning`: one line of its own, what an operator of the cluster expects to hold. The reports
+  print it beside the name (the `doc` of the engine's `Always`, `AlwaysStep` or `Sometimes`).
+- `kind`: a `state` invariant (every reachable state), a `transition` invariant (every edge: what a
+  step did), a `goal` (some reachable edge must meet it, or the model is vacuous), or `liveness`:
+  the bounded form of a liveness property, an invariant judged only where the cluster has stopped
+  healing.
+- `judged`: where it is judged: every state, every step, `settled` (every healing action done but
+  restarting the dead brokers) or `quiescent` (settled with every broker up); see `settledness`.
+- `predicate`: how to build the predicate for one model, from the config and the model's `Judge`
+  (which remembers settledness and a step's elections for the predicates that share them).
+- `reads`: the parts of the state the predicate reads (`Part`), for partial-order reduction;
+  None when not declared, which the reduction takes as "reads everything" (every step is visible
+  to the property). `model/checking/footprints.py` expands the parts for a config.
+- `judges`: the action kinds whose steps a transition invariant can fail on (it holds at once on
+  any other step); None for every kind.
+- `listed`: the configs under which the property is listed (a goal whose feature the config
+  switches off would be unreachable).
+- `finding` and `broken_when`: the Kafka 2.6 Finding (docs/model.md, "Findings") that breaks the
+  property, and the configs under which it does. The checkers record such a violation as known
+  2.6 behaviour instead of failing the verdict.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kcm.checker.engine.contract import Always, AlwaysStep, Property, Sometimes
+from kcm.model.actions import ControllerProcessEvent, NetworkDeliver
+from kcm.model.catalogue.findings import Finding
+from kcm.model.catalogue.settledness import Judge
+from kcm.model.config import ModelConfig
+
+
+class Kind(enum.Enum):
+    """What a property constrains."""
+
+    STATE = "state"
+    TRANSITION = "transition"
+    GOAL = "goal"
+    LIVENESS = "liveness"
+
+
+class Judged(enum.Enum):
+    """Where a property is judged."""
+
+    EVERY_STATE = "every state"
+    EVERY_STEP = "every step"
+    SETTLED = "settled"
+    QUIESCENT = "quiescent"
+
+
+#: Where each kind may be judged.
+JUDGED_FOR_KIND: dict[Kind, frozenset[Judged]] = {
+    Kind.STATE: frozenset({Judged.EVERY_STATE}),
+    Kind.TRANSITION: frozenset({Judged.EVERY_STEP}),
+    Kind.GOAL: frozenset({Judged.EVERY_STEP}),
+    Kind.LIVENESS: frozenset({Judged.SETTLED, Judged.QUIESCENT}),
+}
+
+
+class Part(enum.Enum):
+    """The parts of a `Cluster` a predicate may read, named for every broker or channel at once."""
+
+    ZOOKEEPER = "ZooKeeper"
+    #: The armed watches (`Zk.watches`), part of ZooKeeper. Only the model and the embedded
+    #: ZooKeeper know them: a client of a real ZooKeeper cannot list watches.
+    WATCHES = "ZooKeeper's armed watches"
+    CONTROLLER_MODULES = "every controller module"
+    REPLICA_MANAGERS = "every broker's replicas"
+    BROKER_LIVES = "every broker's life"
+    #: The epochs of the last controller and UpdateMetadata each broker accepted.
+    ACCEPTED_EPOCHS = "every broker's accepted epochs"
+    CHANNELS = "every channel"
+    GHOST = "the ghost bits"
+
+
+def everywhere(cfg: ModelConfig) -> bool:
+    """Listed under every config."""
+    return True
+
+
+def never(cfg: ModelConfig) -> bool:
+    """Broken under no config."""
+    return False
+
+
+#: The engine's `Always.kind` for each place an invariant is judged.
+_ENGINE_KIND = {Judged.EVERY_STATE: "safety", Judged.QUIESCENT: "quiescence", Judged.SETTLED: "settled"}
+
+
+def _judged_where(where: Callable[[Any], bool], holds: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """`holds`, asked only where the property is judged. The predicate tests that itself (so it
+    can be called alone); asking the judge first spares the call in the many states where the
+    cluster is still healing."""
+    return lambda s: not where(s) or holds(s)
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A property of the model (see the module docstring)."""
+
+    name: str
+    meaning: str
+    kind: Kind
+    judged: Judged
+    #: (config, judge) -> the predicate: `holds(state)`, `holds(state, action, next)` or `met(...)`.
+    predicate: Callable[[ModelConfig, Judge], Callable[..., bool]]
+    reads: frozenset[Part] | None = None
+    judges: tuple[type, ...] | None = None
+    listed: Callable[[ModelConfig], bool] = everywhere
+    finding: Finding | None = None
+    broken_when: Callable[[ModelConfig], bool] = never
+
+    def build(self, cfg: ModelConfig, judge: Judge) -> Property:
+        """The engine's property for one model."""
+        fn: Any = self.predicate(cfg, judge)
+        if self.kind is Kind.GOAL:
+            return Sometimes(self.name, fn, self.meaning)
+        if self.kind is Kind.TRANSITION:
+            return AlwaysStep(self.name, fn, self.meaning, judges=self.judges)
+        if self.kind is Kind.LIVENESS:
+            fn = _judged_where(judge.quiescent if self.judged is Judged.QUIESCENT else judge.settled, fn)
+        return Always(self.name, fn, self.meaning, kind=_ENGINE_KIND[self.judged])
+
+    def broken_by_kafka(self, cfg: ModelConfig) -> bool:
+        """Whether Kafka 2.6 breaks this property under `cfg` (its Finding applies)."""
+        return self.finding is not None and self.broken_when(cfg)
+
+
+# ---- how a predicate is built for one model (`Declaration.predicate`) ----------------------------
+
+#: `judges` of the transition invariants about what a controller event did, or a delivery.
+CONTROLLER_EVENTS: tuple[type, ...] = (ControllerProcessEvent,)
+DELIVERIES: tuple[type, ...] = (NetworkDeliver,)
+
+
+def as_is(fn: Callable[..., bool]) -> Callable[[ModelConfig, Judge], Callable[..., bool]]:
+    """The predicate needs nothing of the model."""
+    return lambda cfg, judge: fn
+
+
+def with_judge(fn: Callable[..., bool]) -> Callable[[ModelConfig, Judge], Callable[..., bool]]:
+    """A liveness predicate `fn(state, judge=...)`: it asks the model's judge where it is judged."""
+    return lambda cfg, judge: functools.partial(fn, judge=judge)
+
+
+def per_topic_with_judge(fn: Callable[..., bool]) -> Callable[[ModelConfig, Judge], Callable[..., bool]]:
+    """A liveness predicate `fn(state, ppt=..., judge=...)` that tells topics apart (partitions per topic)."""
+    return lambda cfg, judge: functools.partial(fn, ppt=cfg.partitions, judge=judge)
+
+
+def per_topic(builder: Callable[[int], Callable[..., bool]]) -> Callable[[ModelConfig, Judge], Callable[..., bool]]:
+    """A transition invariant built from the partitions per topic."""
+    return lambda cfg, judge: builder(cfg.partitions)
+
+
+def from_judge(builder: Callable[[Judge], Callable[..., bool]]) -> Callable[[ModelConfig, Judge], Callable[..., bool]]:
+    """A transition invariant built on the judge (the step's elections or observations)."""
+    return lambda cfg, judge: builder(judge)

@@ -1,0 +1,59 @@
+"""ZooKeeper watches: a settled controller holds every watch it needs.
+
+ZooKeeper watches are one-shot: a notification spends the watch, and Kafka gets it back only by
+reading the path again with its handler registered (`ZooKeeperClient` sets a watch on every read
+of a path that has a registered handler). Every controller handler therefore re-reads its path:
+`processBrokerChange` (`getAllBrokerAndEpochsInCluster`), `processTopicChange` (`getAllTopicsInCluster`),
+`processTopicDeletion` (`getTopicDeletions`), `processIsrChangeNotification`
+(`getAllIsrChangeNotifications`), `processZkPartitionReassignment` and
+`processReplicaLeaderElection` (`registerZNodeChangeHandlerAndCheckExistence`; after deleting
+`/admin/preferred_replica_election` or `/admin/reassign_partitions` the controller re-puts the
+event so that the exists-watch is set again, KAFKA-6146), and `onControllerFailover` registers
+them all (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+onControllerFailover, processReplicaLeaderElection, onReplicaElection, processZkPartitionReassignment,
+maybeRemoveFromZkReassignment, processBrokerChange, processTopicChange, processTopicDeletion,
+processIsrChangeNotification). Every broker watches `/controller` (`KafkaController.startup`:
+`registerZNodeChangeHandlerAndCheckExistence(controllerChangeHandler)`; `maybeResign` and `elect`
+read it again).
+
+So once the cluster has settled under an active controller, that controller holds every one of
+its watches and every live broker watches `/controller`: otherwise the next admin operation or
+broker change of that kind goes unnoticed. Judged in the state where a watch is lost, it needs no
+second operation of the kind to see the loss. Only the model and the embedded ZooKeeper know the
+armed watches; a client of a real ZooKeeper cannot list them (impl/threaded_cluster.py
+`ZooKeeperView`), so `kcm simulate --zk HOST:PORT` cannot judge the properties that read them
+(`Part.WATCHES`).
+"""
+
+from __future__ import annotations
+
+from kcm.model.catalogue.declaration import Declaration, Judged, Kind, Part, with_judge
+from kcm.model.catalogue.settledness import AFRESH, Settledness
+from kcm.model.cluster import CONTROLLER_WATCHES, NONE, Cluster, Watch
+
+ACTIVE_CONTROLLER_WATCHES = CONTROLLER_WATCHES | Watch.CONTROLLER
+
+
+def controller_watches_armed(s: Cluster, judge: Settledness = AFRESH) -> bool:
+    """Settled, and `/controller` names an up broker whose controller module is active: that
+    broker has every controller watch armed, and every up broker with a live session has its
+    `/controller` watch armed."""
+    if not judge.settled(s):
+        return True
+    c = s.zk.controller
+    if c == NONE or not s.brokers[c].up or not s.brokers[c].active:
+        return True
+    watches = s.zk.watches
+    if watches[c] & ACTIVE_CONTROLLER_WATCHES != ACTIVE_CONTROLLER_WATCHES:
+        return False
+    return all(watches[b] & Watch.CONTROLLER for b, broker in enumerate(s.brokers)
+               if broker.up and s.zk.session >> b & 1)
+
+
+DECLARATIONS: tuple[Declaration, ...] = (
+    Declaration("ControllerWatchesArmed",
+                "once settled, the active controller holds every watch of its handlers and every live "
+                "broker watches /controller",
+                Kind.LIVENESS, Judged.SETTLED, with_judge(controller_watches_armed),
+                reads=frozenset({Part.WATCHES, Part.ZOOKEEPER, Part.BROKER_LIVES, Part.CONTROLLER_MODULES})),
+)
