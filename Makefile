@@ -24,11 +24,12 @@ test: lint $(COMPILED) sysdeps
 # The style and type gate (pyproject.toml: [tool.ruff], [tool.mypy]): ruff over the repository,
 # then mypy on the import package `kcm`. Its folders (model/, impl/, checker/, spark_explore/ and
 # kcm/ itself) are joined into one package by setuptools' package-dir, which mypy cannot follow
-# through the editable install's import hook: TYPECHECK links them into one folder, made afresh.
+# through the editable install's import hook: TYPECHECK links them into one folder, made afresh,
+# and mypy starts without a cache (one kept across runs of new links can go stale; a cold run is seconds).
 TYPECHECK := build/typecheck/kcm
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
-	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)
+	rm -rf $(TYPECHECK) build/mypy-cache && mkdir -p $(TYPECHECK)
 	for f in kcm/*; do [ "$${f##*/}" = __pycache__ ] || ln -s ../../../$$f $(TYPECHECK)/; done
 	for d in model impl checker spark_explore; do ln -s ../../../$$d $(TYPECHECK)/$$d; done
 	$(BIN)/mypy

@@ -20,9 +20,10 @@ import click
 from kcm import __version__, compiled
 from kcm.checker.engine.errors import EXIT_INCOMPLETE, EXIT_USAGE, KcmError
 from kcm.commands import check, diagram, explore, fuzz, mutate, prove, simulate, trace, variants
+from kcm.commands import list as list_command
 
-COMMANDS = (check.command, explore.command, prove.command, variants.command, trace.command, diagram.command,
-            simulate.command, fuzz.command, mutate.command)
+COMMANDS = (check.command, explore.command, prove.command, variants.command, list_command.command, trace.command,
+            diagram.command, simulate.command, fuzz.command, mutate.command)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -43,6 +44,15 @@ for _command in COMMANDS:
 def _fail(message: str, code: int) -> int:
     click.echo(f"kcm: error: {message}", err=True)
     return code
+
+
+def _missing_command(ctx: click.Context | None) -> str:
+    """The line for a group called without its subcommand: what it takes, and where the help is."""
+    group = ctx.command if ctx is not None else cli
+    names = group.list_commands(ctx) if ctx is not None and isinstance(group, click.Group) else []
+    path = ctx.command_path if ctx is not None else "kcm"
+    choices = f"; choose one of {', '.join(names)}" if names else ""
+    return f"missing command{choices} (see '{path} --help')"
 
 
 def _terminate_like_interrupt(signum, frame) -> None:
@@ -71,9 +81,8 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     try:
         result = cli.main(args=argv, prog_name="kcm", standalone_mode=False)
-    except click.exceptions.NoArgsIsHelpError as exc:  # `kcm` alone: show the help, as a usage error
-        click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
-        return EXIT_USAGE
+    except click.exceptions.NoArgsIsHelpError as exc:  # `kcm`, `kcm trace` alone: a usage error like any other
+        return _fail(_missing_command(exc.ctx), EXIT_USAGE)
     except click.UsageError as exc:
         hint = (f" (see 'kcm {exc.ctx.command_path.partition(' ')[2]} --help')".replace("kcm  ", "kcm ")
                 if exc.ctx else "")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import re
 import signal
 import threading
@@ -33,6 +34,7 @@ from kcm.checker.engine.liveness import LIVENESS_PROPERTIES, check_liveness
 from kcm.checker.engine.model_spec import ModelSpec
 from kcm.checker.engine.result import VIOLATION, CheckResult
 from kcm.checker.engine.runs import explore_runs
+from kcm.checker.engine.traces import file_stem as stem_of  # the name a counterexample's files get
 from kcm.checker.engine.traces import write_counterexample
 from kcm.model.checking.epoch_quotient import EpochQuotientModel
 from kcm.model.checking.kafka_model import KafkaModel, config_fields
@@ -114,12 +116,62 @@ def symmetry_text(cfg: ModelConfig, symmetry: bool) -> str:
 ENGINES = ("local", "spark")
 
 
-def check_outputs(out: Path, json_file: Path | None, junit_file: Path | None) -> None:
+def check_outputs(out: Path, json_file: Path | None, junit_file: Path | None, cfg: ModelConfig | None = None) -> None:
     """Every output place is checked before any work starts: a run that finishes and then cannot
-    write its verdict would read, to CI, as a crash."""
+    write its verdict would read, to CI, as a crash. That is the folder, each report (two of which
+    may not name one file) and, given the config, each counterexample file the run may write."""
     check_writable_dir(out)
     check_writable_file(json_file, "--json")
     check_writable_file(junit_file, "--junit")
+    places = report_places(out, json_file, junit_file)
+    seen: dict[Path, str] = {}
+    for path, option, what in places:
+        key, named = path.absolute().resolve(), f"the {what} ({path if option == '--out' else f'{option} {path}'})"
+        if key in seen:
+            raise UsageError(f"{seen[key]} and {named} are one file; each report needs its own")
+        seen[key] = named
+    for path, option in [(p, o) for p, o, _ in places] + [(p, "--out") for p in counterexample_places(out, cfg)]:
+        if path.is_dir():
+            raise UsageError(f"{option} {out if option == '--out' else path}: {path} is a directory, where the run "
+                             "writes a file")
+        if path.exists():
+            _probe_write(path, option)
+
+
+def report_places(out: Path, json_file: Path | None, junit_file: Path | None) -> list[tuple[Path, str, str]]:
+    """The reports a run writes, each with the option that names its place and what it is: the
+    JSON report, JUnit XML and `report.html` beside the JSON report."""
+    json_path = json_file or out / "report.json"
+    json_option = "--json" if json_file else "--out"
+    return [(json_path, json_option, "JSON report"),
+            (junit_file or out / "junit.xml", "--junit" if junit_file else "--out", "JUnit XML"),
+            (json_path.parent / "report.html", json_option, "report page")]
+
+
+def counterexample_places(out: Path, cfg: ModelConfig | None) -> list[Path]:
+    """Every file a counterexample of `cfg` (or a known Kafka 2.6 behaviour's trace) may be written
+    to (`kcm.checker.engine.traces.write_counterexample`)."""
+    if cfg is None:
+        return []
+    model = KafkaModel(cfg)
+    names = [p.name for p in model.properties()] + ["deadlock", *LIVENESS_PROPERTIES]
+    names += [f"known_{n}" for n in names] + [f"known_{k.name}" for k in model.known_loops()]
+    stems = {stem_of(n) for n in names}
+    return [out / name for stem in sorted(stems)
+            for name in (f"{stem}.itf.json", f"{stem}.txt", f"{stem}.dot", f"replay_{stem}.py")]
+
+
+def _probe_write(path: Path, option: str) -> None:
+    """An existing output file is opened for appending and given an empty write, which changes
+    nothing yet fails as the real write would: a device that is full (/dev/full), a read-only file."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
+        try:
+            os.write(fd, b"")
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot write there ({exc.strerror or exc.__class__.__name__})") from None
 
 
 def write_reports(doc: dict, result: CheckResult | None, proofs, *, name: str, out: Path,
@@ -130,13 +182,21 @@ def write_reports(doc: dict, result: CheckResult | None, proofs, *, name: str, o
     from kcm.checker.engine import report
 
     json_path, junit_path = json_file or out / "report.json", junit_file or out / "junit.xml"
-    write_or_fail(lambda: report.write_json(doc, json_path), json_path, "--json" if json_file else "--out")
-    write_or_fail(lambda: report.write_junit(report.junit(result, proofs, preset=name), junit_path), junit_path,
-                  "--junit" if junit_file else "--out")
+    writes = [(lambda: report.write_json(doc, json_path), json_path, "--json" if json_file else "--out"),
+              (lambda: report.write_junit(report.junit(result, proofs, preset=name), junit_path), junit_path,
+               "--junit" if junit_file else "--out")]
     if cfg is not None:
         html_path = json_path.parent / "report.html"
-        write_or_fail(lambda: html_report.write(html_path, reviewer_page(doc, result, cfg, trace_files or {})),
-                      html_path, "--json" if json_file else "--out")
+        writes.append((lambda: html_report.write(html_path, reviewer_page(doc, result, cfg, trace_files or {})),
+                       html_path, "--json" if json_file else "--out"))
+    failures = []
+    for write, path, option in writes:   # one report that cannot be written loses none of the others
+        try:
+            write_or_fail(write, path, option)
+        except UsageError as exc:
+            failures.append(exc)
+    if failures:
+        raise failures[0]
     return json_path, junit_path
 
 
@@ -196,8 +256,9 @@ def _write_traces(console: Console, model, result: CheckResult, live, out: Path,
 
     def write(trace, **meta):
         # Every trace of this run names the same config and replays through the same factory.
-        return write_counterexample(model, trace, out, config={"preset": name, **config_fields(cfg)},
-                                    model_spec=spec, **meta)
+        return write_or_fail(lambda: write_counterexample(model, trace, out, config={"preset": name,
+                                                                                     **config_fields(cfg)},
+                                                          model_spec=spec, **meta), out, "--out")
 
     for v in result.violations:
         if v.trace is None:
@@ -433,8 +494,9 @@ def run_simulation(console: Console, name: str, cfg: ModelConfig, *, runs: int, 
         return EXIT_PASS
     v = result.violation
     model = KafkaModel(cfg)
-    paths = write_counterexample(model, v.trace, out, invariant=v.name, kind=v.kind,
-                                 config={"preset": name, **config_fields(cfg)}, model_spec=trace_spec(cfg),
-                                 source=f"kcm explore --simulate {name}")
+    paths = write_or_fail(lambda: write_counterexample(model, v.trace, out, invariant=v.name, kind=v.kind,
+                                                       config={"preset": name, **config_fields(cfg)},
+                                                       model_spec=trace_spec(cfg),
+                                                       source=f"kcm explore --simulate {name}"), out, "--out")
     console.print(f"  counterexample: {paths['text']} ({v.trace_length} steps), ITF {paths['itf']}")
     return EXIT_VIOLATION

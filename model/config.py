@@ -24,6 +24,10 @@ from typing import Any
 from kcm.model.actions import BUDGET_FIELDS, OVERLAP_KINDS
 from kcm.model.variants import ALL_VARIANTS
 
+#: The allowed values of the enumerated fields.
+REASSIGN_TARGETS = ("all", "replace-one", "replace-one-or-reorder")
+ISR_ADMISSIONS = ("2.6", "kip-841")
+
 
 class ConfigError(ValueError):
     """A config field is missing, unknown, of the wrong type or out of range."""
@@ -39,12 +43,17 @@ class ModelConfig:
     topics: int = 1
     #: How many of the topics exist at the start; the others can be created (`max_topic_creations`).
     initial_topics: int = -1
+    #: Partitions per topic.
     partitions: int = 1
+    #: Replicas per partition (`replication.factor`), placed on distinct brokers.
     replication_factor: int = 2
     #: `unclean.leader.election.enable` per topic (one value applies to every topic).
     unclean_election: bool = False
-    #: Faults, each bounded.
+    # Faults, each bounded.
+    #: Broker crashes (`BrokerCrash`): the process dies, its ZooKeeper session lives on until it
+    #: expires.
     max_broker_crashes: int = 1
+    #: ZooKeeper session expiries of a live broker (`ZkSessionExpire`): its ephemeral znodes go.
     max_session_expiries: int = 1
     #: Lost ZooKeeper replies (`ZkLoseReply`): a controller's partition-state write applied but
     #: answered CONNECTIONLOSS, then retried (docs/model.md, "Lost ZooKeeper replies").
@@ -52,11 +61,16 @@ class ModelConfig:
     #: Connection losses without expiry (`ZkConnectionLoss`): the session survives, its watches
     #: too, the request in flight fails with CONNECTIONLOSS and is retried.
     max_connection_losses: int = 0
+    #: ISR shrinks a partition leader makes on its own (`LeaderShrinkIsr`: a lagging follower leaves).
     max_leader_isr_shrinks: int = 0
-    #: Admin operations, each bounded.
+    # Admin operations, each bounded.
+    #: Controlled shutdowns a broker asks the controller for (`BrokerRequestControlledShutdown`).
     max_controlled_shutdowns: int = 0
+    #: Preferred leader elections an operator asks for (`/admin/preferred_replica_election`).
     max_preferred_elections: int = 0
+    #: Partition reassignments an operator asks for (`/admin/reassign_partitions`).
     max_reassignments: int = 0
+    #: Topic deletions an operator asks for (`/admin/delete_topics`).
     max_topic_deletions: int = 0
     #: Which reassignment targets an admin may ask for: "all" ordered lists of RF brokers, or
     #: "replace-one" (one replica replaced in place: both the leader-moves and leader-stays paths),
@@ -87,6 +101,7 @@ class ModelConfig:
     #: deletion, topic creation, auto rebalance) one run may have in all; -1 for no bound beyond
     #: the per-kind ones. They keep "every feature on" configs exhaustible.
     max_faults: int = -1
+    #: Admin operations in all; -1 for no bound beyond the per-kind ones.
     max_admin_ops: int = -1
     #: Faults and admin operations together.
     max_perturbations: int = -1
@@ -111,6 +126,7 @@ class ModelConfig:
     max_controller_epoch: int = 0
     #: Optional data: per replica a log end offset and high watermark, up to `max_offset`.
     data: bool = False
+    #: The highest log offset when `data` is on.
     max_offset: int = 0
     #: The historical bug to reproduce (a name from `kcm.model.variants`), or "" for Kafka 2.6.
     variant: str = ""
@@ -175,10 +191,10 @@ class ModelConfig:
         if self.variant and self.variant not in ALL_VARIANTS:
             raise ConfigError(f"{where}: field `variant` = {self.variant!r} is not a known variant; "
                               f"choose one of {', '.join(ALL_VARIANTS)} or leave it empty")
-        if self.reassign_targets not in ("all", "replace-one", "replace-one-or-reorder"):
+        if self.reassign_targets not in REASSIGN_TARGETS:
             raise ConfigError(f"{where}: field `reassign_targets` = {self.reassign_targets!r}; "
                               "allowed \"all\", \"replace-one\" or \"replace-one-or-reorder\"")
-        if self.isr_admission not in ("2.6", "kip-841"):
+        if self.isr_admission not in ISR_ADMISSIONS:
             raise ConfigError(f"{where}: field `isr_admission` = {self.isr_admission!r}; "
                               "allowed \"2.6\" or \"kip-841\"")
         # Accepted but never read, a field would promise a check that is not made: until the model
@@ -246,6 +262,33 @@ _RANGE_WHY = {
     "max_controller_epoch": " (0 derives the bound from the budgets)",
     "reassign_partitions_at_once": " (no more than the partitions, and at most 3)",
 }
+#: The upper bounds that depend on other fields, as the config reference prints them.
+_BOUND_TEXT = {
+    "initial_topics": "topics",
+    "replication_factor": "brokers",
+    "reassign_partitions_at_once": "min(3, topics × partitions)",
+    "max_topic_deletions": "topics",
+    "max_topic_creations": "topics",
+}
+
+
+def range_text(name: str) -> str | None:
+    """The allowed range of the integer field `name`, as `lo..hi` (a bound that depends on other
+    fields is named), or None for a field without a range."""
+    if name not in _RANGES:
+        return None
+    lo, hi = _RANGES[name]
+    return f"{lo}..{_BOUND_TEXT[name] if callable(hi) else hi}"
+
+
+def _check_bound_texts() -> None:
+    """Every bound that depends on other fields is named for the config reference."""
+    unnamed = sorted(set(n for n, (_, hi) in _RANGES.items() if callable(hi)) ^ set(_BOUND_TEXT))
+    if unnamed:
+        raise AssertionError(f"_BOUND_TEXT and the callable bounds of _RANGES differ: {unnamed}")
+
+
+_check_bound_texts()
 
 
 def _check_budget_fields() -> None:

@@ -371,6 +371,10 @@ def _parse(doc: Any) -> ItfTrace:
     raw_states = doc["states"]
     if not isinstance(raw_states, list) or not raw_states:
         raise _Bad("'states' must be a non-empty array")
+    # A lasso's last state equals state `loop`, so its cycle of at least one step starts before the last.
+    if loop is not None and not 0 <= loop < len(raw_states) - 1:
+        raise _Bad(f"'loop' {loop} is not a state a cycle of this trace can start at "
+                   f"({f'0 to {len(raw_states) - 2}' if len(raw_states) > 1 else 'it has one state'})")
     states, labels, kinds, afields = [], [], [], []
     top_labels = meta.get("actions") if isinstance(meta.get("actions"), list) else None
     for index, raw in enumerate(raw_states):

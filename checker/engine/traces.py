@@ -341,7 +341,8 @@ def sequence_diagram(trace: ItfTrace) -> str:
 # ---- all outputs at once ------------------------------------------------------------------------
 
 
-def _stem(name: str) -> str:
+def file_stem(name: str) -> str:
+    """The file name a counterexample's files get for a property name (`write_counterexample`)."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "trace"
 
 
@@ -361,7 +362,7 @@ def write_counterexample(
     from kcm.checker.engine.replay import replay_script  # replay imports this module
 
     out_dir = Path(out_dir)
-    stem = _stem(stem or invariant)
+    stem = file_stem(stem or invariant)
     document = itf_document(model, trace, invariant=invariant, kind=kind, **meta)
     decoded = parse_itf(document)
     paths = {"itf": write_itf(out_dir / f"{stem}.itf.json", document)}

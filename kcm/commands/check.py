@@ -66,7 +66,7 @@ def command(preset, config_file, variant, out, diagram_dir, json_file, junit_fil
     started = time.perf_counter()
     console = Console(highlight=False, soft_wrap=True)
     name, label, cfg = load_config(preset, config_file, variant)
-    check_outputs(out, json_file, junit_file)
+    check_outputs(out, json_file, junit_file, cfg)
     if liveness and engine == "spark" and not no_explore:
         raise UsageError("--liveness runs on the sequential explorer only; add --engine local")
     if not no_explore:

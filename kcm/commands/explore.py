@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
 
 from kcm import VERSIONS, compiled, config
@@ -72,8 +73,9 @@ def command(preset, config_file, variant, invariants, symmetry, por, max_depth, 
         raise UsageError("--liveness needs the whole graph; it does not combine with --simulate")
     if por and (engine == "spark" or liveness or simulate):
         raise UsageError("--por runs on the sequential explorer only, without --liveness or --simulate")
+    _check_simulate_options(simulate, max_depth)
     name, label, cfg = load_config(preset, config_file, variant)
-    check_outputs(out, json_file, junit_file)
+    check_outputs(out, json_file, junit_file, cfg)
     check_engine_options(engine, master, checkpoint, resume, simulate, jobs)
     sym_text = ("symmetry off (liveness: cycles and fairness need real states)" if liveness
                 else symmetry_text(cfg, symmetry))
@@ -92,3 +94,21 @@ def command(preset, config_file, variant, invariants, symmetry, por, max_depth, 
     console.print(f"{result.verdict.upper()} · reports in {json_path}, {junit_path} and "
                   f"{json_path.parent / 'report.html'}")
     return {"pass": EXIT_PASS, "violation": EXIT_VIOLATION}.get(result.verdict, EXIT_INCOMPLETE)
+
+
+def _check_simulate_options(simulate: bool, max_depth: int | None) -> None:
+    """The options of one search mode given to the other are refused, not silently dropped."""
+    ctx = click.get_current_context()
+    given = [name for name in ("runs", "depth", "seed", "engine")
+             if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)]
+    if simulate:
+        if max_depth is not None:
+            raise UsageError("--max-depth bounds an exhaustive search; with --simulate, --depth bounds each walk")
+        if "engine" in given and ctx.params["engine"] != "spark":
+            raise UsageError("--simulate runs on Spark only; drop --engine local")
+        return
+    if "depth" in given:
+        raise UsageError("--depth needs --simulate (the length of each walk); --max-depth bounds an exhaustive search")
+    for name in ("runs", "seed"):
+        if name in given:
+            raise UsageError(f"--{name} needs --simulate")

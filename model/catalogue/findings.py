@@ -5,8 +5,8 @@ design or by an unfixed bug (docs/model.md, "Findings"). A property's declaratio
 `Finding` that breaks it and the configs under which 2.6 does (`Declaration.finding`,
 `broken_when`); the checkers read the derived list (`kcm.model.catalogue.known_violations`),
 record the shortest trace of each listed violation, keep exploring, and do not fail the verdict
-for it: any other violation still fails. Each Finding has a committed trace that shows it (replay
-with `kcm trace replay`).
+for it: any other violation still fails. Each Finding has a committed trace that shows it (read it
+with `kcm trace show`; `kcm list known` lists the Findings, the properties each breaks and when).
 """
 
 from __future__ import annotations

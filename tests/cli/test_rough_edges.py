@@ -50,6 +50,9 @@ def one_error_line(proc: subprocess.CompletedProcess) -> str:
     (["explore", "--preset", "tiny", "--engine", "spark", "--resume", "/nonexistent/ck"],
      "--resume: '/nonexistent/ck' is not a checkpoint folder"),
     (["explore", "--variant", "V99"], "unknown variant 'V99'"),
+    (["explore", "--preset", "tiny", "--depth", "5"], "--depth needs --simulate"),
+    (["explore", "--preset", "tiny", "--simulate", "--max-depth", "5"], "--max-depth bounds an exhaustive search"),
+    (["explore", "--preset", "tiny", "--simulate", "--engine", "local"], "--simulate runs on Spark only"),
 ])
 def test_bad_input_is_one_line_and_exit_2_before_any_work(tmp_path, args, needle) -> None:
     started = time.monotonic()
@@ -59,6 +62,47 @@ def test_bad_input_is_one_line_and_exit_2_before_any_work(tmp_path, args, needle
     # Before any work: no Spark started (it prints its version), no exploration summary.
     assert "Spark " not in proc.stdout and "states generated" not in proc.stdout
     assert time.monotonic() - started < 60   # no 82 s wait for an unresponsive master
+
+
+@pytest.mark.parametrize("group", [[], ["diagram"], ["trace"]])
+def test_a_group_without_its_command_is_one_line_and_exit_2(group) -> None:
+    proc = kcm(*group)
+    assert proc.returncode == 2 and proc.stdout == ""
+    line = one_error_line(proc)
+    assert "missing command; choose one of" in line and f"(see '{' '.join(['kcm', *group])} --help')" in line
+
+
+def test_two_reports_in_one_file_are_refused_before_the_run(tmp_path) -> None:
+    same = tmp_path / "o" / "same"
+    proc = kcm("explore", "--preset", "tiny", "--out", str(tmp_path), "--json", str(same), "--junit", str(same))
+    assert proc.returncode == 2
+    assert f"the JSON report (--json {same}) and the JUnit XML (--junit {same}) are one file" in one_error_line(proc)
+    assert not same.exists() and "states generated" not in proc.stdout
+    # The report page goes beside the JSON report: JUnit XML cannot take its place either.
+    proc = kcm("explore", "--preset", "tiny", "--out", str(tmp_path), "--junit", str(tmp_path / "report.html"))
+    assert proc.returncode == 2 and "and the report page" in one_error_line(proc)
+
+
+@pytest.mark.parametrize(("args", "folder", "needle"), [
+    (["--preset", "v6"], "IsrNonEmpty.txt", "IsrNonEmpty.txt is a directory, where the run writes a file"),
+    (["--preset", "tiny"], "report.json", "report.json is a directory, where the run writes a file"),
+    (["--preset", "tiny", "--json", "/dev/full"], None, "--json /dev/full: cannot write there (No space left"),
+])
+def test_every_file_a_run_writes_is_checked_before_it_starts(tmp_path, args, folder, needle) -> None:
+    if folder is not None:
+        (tmp_path / folder).mkdir()
+    proc = kcm("explore", *args, "--out", str(tmp_path))
+    assert proc.returncode == 2
+    assert needle in one_error_line(proc)
+    assert "states generated" not in proc.stdout and not (tmp_path / "junit.xml").exists()
+
+
+def test_trace_show_refuses_a_loop_outside_the_trace(tmp_path) -> None:
+    itf = tmp_path / "lasso.itf.json"
+    itf.write_text(json.dumps({"#meta": {"loop": 999}, "vars": ["x"], "states": [{"x": i} for i in range(5)]}))
+    proc = kcm("trace", "show", str(itf))
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "'loop' 999 is not a state a cycle of this trace can start at (0 to 3)" in one_error_line(proc)
 
 
 def test_a_config_file_is_labelled_as_such_and_the_variant_selects_its_preset(tmp_path) -> None:
