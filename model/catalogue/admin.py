@@ -66,14 +66,14 @@ def preferred_election_znode_consumed_with_leadership(s: Cluster, judge: Settled
 DECLARATIONS: tuple[Declaration, ...] = (
     Declaration("AdminZnodesConsumed",
                 "once quiescent, no admin znode holds a request: each was carried out or refused, then deleted",
-                Kind.LIVENESS, Judged.QUIESCENT, with_judge(admin_znodes_consumed),
+                Kind.LIVENESS, with_judge(admin_znodes_consumed), where=Judged.QUIESCENT,
                 finding=findings.PREFERRED_ELECTION_ZNODE_STAYS, broken_when=findings.any_config),
     Declaration("PreferredElectionZnodeConsumed",
                 "once settled, /admin/preferred_replica_election is gone, dead brokers left dead",
-                Kind.LIVENESS, Judged.SETTLED, with_judge(preferred_election_znode_consumed),
+                Kind.LIVENESS, with_judge(preferred_election_znode_consumed), where=Judged.SETTLED,
                 finding=findings.PREFERRED_ELECTION_ZNODE_STAYS, broken_when=findings.any_config),
     Declaration("PreferredElectionZnodeConsumedWithLeadership",
                 "once settled, /admin/preferred_replica_election is gone unless it names a partition "
                 "without leadership",
-                Kind.LIVENESS, Judged.SETTLED, with_judge(preferred_election_znode_consumed_with_leadership)),
+                Kind.LIVENESS, with_judge(preferred_election_znode_consumed_with_leadership), where=Judged.SETTLED),
 )

@@ -77,22 +77,22 @@ def active_controller_once_settled(s: Cluster, judge: Settledness = AFRESH) -> b
 
 DECLARATIONS: tuple[Declaration, ...] = (
     Declaration("SingleActiveControllerPerEpoch", "no two active controller modules share an epoch",
-                Kind.STATE, Judged.EVERY_STATE, as_is(single_active_controller_per_epoch),
+                Kind.STATE, as_is(single_active_controller_per_epoch),
                 reads=frozenset({Part.CONTROLLER_MODULES})),
     Declaration("OnlyActiveControllerActs",
                 "only an active controller batches requests or writes controller znodes",
-                Kind.STATE, Judged.EVERY_STATE, as_is(only_active_controller_acts), reads=frozenset({Part.GHOST})),
+                Kind.STATE, as_is(only_active_controller_acts), reads=frozenset({Part.GHOST})),
     Declaration("ZkWritesFenced", "every controller write to ZooKeeper happens at the current /controller_epoch",
-                Kind.TRANSITION, Judged.EVERY_STEP, as_is(zk_writes_fenced),
+                Kind.TRANSITION, as_is(zk_writes_fenced),
                 reads=frozenset({Part.CONTROLLER_MODULES, Part.ZOOKEEPER}), judges=CONTROLLER_EVENTS),
     Declaration("EventuallyOneActiveController",
                 "with every broker up and nothing left to heal, exactly one controller is active and "
                 "/controller names it",
-                Kind.LIVENESS, Judged.QUIESCENT, with_judge(eventually_one_active_controller),
+                Kind.LIVENESS, with_judge(eventually_one_active_controller), where=Judged.QUIESCENT,
                 finding=findings.NO_CONTROLLER_AFTER_OPERATOR_MOVE, broken_when=findings.two_controller_moves),
     Declaration("ActiveControllerOnceSettled",
                 "once the cluster has settled around its faults, exactly one controller is active and "
                 "/controller names it",
-                Kind.LIVENESS, Judged.SETTLED, with_judge(active_controller_once_settled),
+                Kind.LIVENESS, with_judge(active_controller_once_settled), where=Judged.SETTLED,
                 finding=findings.NO_CONTROLLER_AFTER_OPERATOR_MOVE, broken_when=findings.controller_moves),
 )

@@ -8,8 +8,10 @@ A `Declaration` names a property and says, once:
   step did), a `goal` (some reachable edge must meet it, or the model is vacuous), or `liveness`:
   the bounded form of a liveness property, an invariant judged only where the cluster has stopped
   healing.
-- `judged`: where it is judged: every state, every step, `settled` (every healing action done but
-  restarting the dead brokers) or `quiescent` (settled with every broker up); see `settledness`.
+- `judged`: where it is judged: every state (a state invariant), every step (a transition
+  invariant or a goal), or, for a liveness property, which says so (`where`), `settled` (every
+  healing action done but restarting the dead brokers) or `quiescent` (settled with every broker
+  up); see `settledness`.
 - `predicate`: how to build the predicate for one model, from the config and the model's `Judge`
   (which remembers settledness and a step's elections for the predicates that share them).
 - `reads`: the parts of the state the predicate reads (`Part`), for partial-order reduction;
@@ -110,7 +112,6 @@ class Declaration:
     name: str
     meaning: str
     kind: Kind
-    judged: Judged
     #: (config, judge) -> the predicate: `holds(state)`, `holds(state, action, next)` or `met(...)`.
     predicate: Callable[[ModelConfig, Judge], Callable[..., bool]]
     reads: frozenset[Part] | None = None
@@ -118,6 +119,21 @@ class Declaration:
     listed: Callable[[ModelConfig], bool] = everywhere
     finding: Finding | None = None
     broken_when: Callable[[ModelConfig], bool] = never
+    #: Where a liveness property is judged (settled or quiescent); every other kind is judged
+    #: where its kind says (`JUDGED_FOR_KIND`), and leaves this out.
+    where: Judged | None = None
+
+    def __post_init__(self) -> None:
+        if (self.where is None) != (self.kind is not Kind.LIVENESS):
+            raise ValueError(f"{self.name}: a liveness property, and only one, says where it is judged")
+
+    @property
+    def judged(self) -> Judged:
+        """Where the property is judged."""
+        if self.where is not None:
+            return self.where
+        (judged,) = JUDGED_FOR_KIND[self.kind]
+        return judged
 
     def build(self, cfg: ModelConfig, judge: Judge) -> Property:
         """The engine's property for one model."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kcm.model.catalogue.declaration import Declaration, Judged, Kind, as_is, from_judge
+from kcm.model.catalogue.declaration import Declaration, Kind, as_is, from_judge
 from kcm.model.catalogue.settledness import Judge
 from kcm.model.cluster import NO_ZNODE, NONE, Cluster
 from kcm.model.config import ModelConfig
@@ -69,20 +69,19 @@ def _preferred_moves_reachable(cfg: ModelConfig) -> bool:
 
 
 DECLARATIONS: tuple[Declaration, ...] = (
-    Declaration("ControllerFailsOver", "a second controller takes over", Kind.GOAL, Judged.EVERY_STEP,
-                as_is(controller_fails_over)),
+    Declaration("ControllerFailsOver", "a second controller takes over", Kind.GOAL, as_is(controller_fails_over)),
     Declaration("PartitionOfflineAndBack", "a partition without a leader gets one again", Kind.GOAL,
-                Judged.EVERY_STEP, as_is(partition_offline_and_back), listed=_leaderless_reachable),
-    Declaration("UncleanElection", "a leader is elected from outside the ISR", Kind.GOAL, Judged.EVERY_STEP,
+                as_is(partition_offline_and_back), listed=_leaderless_reachable),
+    Declaration("UncleanElection", "a leader is elected from outside the ISR", Kind.GOAL,
                 from_judge(elected_with((Strategy.OFFLINE, Strategy.OFFLINE_ALLOW_UNCLEAN), True)),
                 listed=lambda cfg: bool(cfg.unclean_election)),
-    Declaration("TopicDeleted", "a topic is fully deleted", Kind.GOAL, Judged.EVERY_STEP, as_is(topic_deleted),
+    Declaration("TopicDeleted", "a topic is fully deleted", Kind.GOAL, as_is(topic_deleted),
                 listed=lambda cfg: bool(cfg.max_topic_deletions)),
     Declaration("ReassignmentCompletes", "a partition reaches its reassignment target", Kind.GOAL,
-                Judged.EVERY_STEP, as_is(reassignment_completes), listed=lambda cfg: bool(cfg.max_reassignments)),
+                as_is(reassignment_completes), listed=lambda cfg: bool(cfg.max_reassignments)),
     Declaration("ControlledShutdownMovesLeadership", "a controlled shutdown moves a leader away", Kind.GOAL,
-                Judged.EVERY_STEP, from_judge(elected_with((Strategy.CONTROLLED_SHUTDOWN,))),
+                from_judge(elected_with((Strategy.CONTROLLED_SHUTDOWN,))),
                 listed=lambda cfg: bool(cfg.max_controlled_shutdowns)),
     Declaration("PreferredLeaderElected", "a preferred replica election moves the leader", Kind.GOAL,
-                Judged.EVERY_STEP, from_judge(elected_with((Strategy.PREFERRED,))), listed=_preferred_moves_reachable),
+                from_judge(elected_with((Strategy.PREFERRED,))), listed=_preferred_moves_reachable),
 )

@@ -139,15 +139,15 @@ def _replica_transitions_valid(cfg: ModelConfig, judge: Judge):
 
 DECLARATIONS: tuple[Declaration, ...] = (
     Declaration("FailedBrokerReplicasOffline", "a broker's failure moves each of its replicas to OfflineReplica",
-                Kind.TRANSITION, Judged.EVERY_STEP, per_topic(failed_broker_replicas_offline),
+                Kind.TRANSITION, per_topic(failed_broker_replicas_offline),
                 judges=CONTROLLER_EVENTS),
     Declaration("ReplicaTransitionsValid",
                 "a replica's state changes only by a transition the replica table allows",
-                Kind.TRANSITION, Judged.EVERY_STEP, _replica_transitions_valid, judges=CONTROLLER_EVENTS),
+                Kind.TRANSITION, _replica_transitions_valid, judges=CONTROLLER_EVENTS),
     Declaration("ReplicaStatesMatchLiveness",
                 "once quiescent, the active controller holds every assigned replica of a live topic as OnlineReplica",
-                Kind.LIVENESS, Judged.QUIESCENT, per_topic_with_judge(replica_states_match_liveness)),
+                Kind.LIVENESS, per_topic_with_judge(replica_states_match_liveness), where=Judged.QUIESCENT),
     Declaration("RemovedReplicasForgotten",
                 "once settled, the controller holds no state for a replica outside the assignment",
-                Kind.LIVENESS, Judged.SETTLED, with_judge(removed_replicas_forgotten)),
+                Kind.LIVENESS, with_judge(removed_replicas_forgotten), where=Judged.SETTLED),
 )

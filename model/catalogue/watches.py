@@ -54,6 +54,6 @@ DECLARATIONS: tuple[Declaration, ...] = (
     Declaration("ControllerWatchesArmed",
                 "once settled, the active controller holds every watch of its handlers and every live "
                 "broker watches /controller",
-                Kind.LIVENESS, Judged.SETTLED, with_judge(controller_watches_armed),
+                Kind.LIVENESS, with_judge(controller_watches_armed), where=Judged.SETTLED,
                 reads=frozenset({Part.WATCHES, Part.ZOOKEEPER, Part.BROKER_LIVES, Part.CONTROLLER_MODULES})),
 )
