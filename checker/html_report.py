@@ -3,9 +3,11 @@
 Inline CSS and SVG only: no script, no font or image from the network, so it opens from disk, in
 a CI artifact viewer, or printed. It holds
 
-- the verdict, the config and what was checked: every property with its one line of meaning (the
-  model's own `doc`) and its outcome; the goals; the known Kafka 2.6 behaviours, listed as such
-  when the result carries them (`known_violations`);
+- the verdict, the config and what was checked: the counts (the report's `summary`), every
+  property with its one line of meaning (the model's own `doc`) and its outcome; the goals; the
+  known Kafka 2.6 behaviours, listed as such when the result carries them (`known_violations`).
+  Outcomes are the report's own (`outcomes`, `kcm.checker.engine.result.Outcome`), in the words
+  the terminal and JUnit use, so that the three never disagree;
 - the two state machines drawn from the tables (graphviz `dot -Tsvg`, inlined) with the run's
   coverage on them: each taken edge green with how often the run took it when the explorer
   counted it, each untaken edge red and dashed;
@@ -33,6 +35,7 @@ from string import Template
 from typing import Any
 
 import graphviz
+from kcm.checker.engine.result import HELD, KNOWN, MET, NOT_MET, NOT_REACHED, UNREFUTED, VIOLATED
 from kcm.checker.engine.traces import diff_values, format_change, title
 from kcm.checker.sequence import LEGEND, TEXT_LEGEND, ZOOKEEPER, Event, lifelines, step_events
 
@@ -93,7 +96,7 @@ def sequence_svg(trace) -> str:
     y = HEAD
     for i, events in rows:
         colour = "#a00000" if i == bad else "#1d2330"
-        label = trace.actions[i] or f"step {i}"
+        label = trace.described(i) or f"step {i}"
         marker = f"  ← violates {trace.invariant}" if i == bad else ""
         out.append(f'<text x="8" y="{y + 12}" font-weight="bold" fill="{colour}">{i}</text>')
         out.append(f'<text x="{LEFT - 30}" y="{y + 12}" fill="{colour}" font-weight="bold">'
@@ -145,7 +148,7 @@ def changes_table(trace) -> str:
         cls = ' class="violating"' if i == bad else ""
         mark = f" ← violates {_esc(trace.invariant)}" if i == bad else ""
         body = "<br>".join(_esc(c) for c in changes) or "(no change)"
-        rows.append(f'<tr{cls}><td>{i}</td><td><span class="step-title">{_esc(trace.actions[i] or "")}{mark}</span>'
+        rows.append(f'<tr{cls}><td>{i}</td><td><span class="step-title">{_esc(trace.described(i) or "")}{mark}</span>'
                     f'<br><span class="mono">{body}</span></td></tr>')
     rows.append("</table>")
     return "\n".join(rows)
@@ -224,7 +227,8 @@ def report_page(doc: Mapping[str, Any], *, properties: Mapping[str, tuple[str, s
     variant = doc.get("variant") or ""
     head = (f'<span class="verdict {verdict}">{verdict.upper()}</span> · preset <b>{_esc(str(doc.get("preset")))}'
             f'</b>{" · variant " + _esc(variant) if variant else ""} · engine {_esc(str(doc.get("engine")))} · '
-            f'Kafka {_esc(str(doc.get("kafka_version")))} · kcm {_esc(str(doc.get("kcm_version")))}')
+            f'Kafka {_esc(str(doc.get("kafka_version")))} · kcm {_esc(str(doc.get("kcm_version")))}'
+            + (f' · incomplete: {_esc(doc["reason"])}' if doc.get("reason") else ""))
     parts = [f"<p>{head}</p>"]
     extent = ("The whole reachable state space was explored." if complete else
               "The search stopped before the state space was complete: an absence of violations means "
@@ -238,30 +242,21 @@ def report_page(doc: Mapping[str, Any], *, properties: Mapping[str, tuple[str, s
         for name, trace in traces.items():
             parts.append(trace_section(trace, f"{name}"))
         parts.append(legend_html())
-    # Properties.
-    violated = {v["invariant"]: v for v in doc.get("violations", [])}
-    known_names = {_known_name(k) for k in known}
+    # Properties and goals: each one's outcome as the report states it (`outcomes`), the words
+    # the terminal and JUnit use too.
+    outcomes = doc.get("outcomes") or _outcomes_of_doc(doc, properties, complete)
+    if doc.get("summary"):
+        parts.append(f"<p><b>{_esc(doc['summary'])}</b></p>")
     rows = ["<tr><th>property</th><th>kind</th><th>what it says</th><th>outcome</th></tr>"]
-    for name, (kind, meaning) in properties.items():
-        if name in violated:
-            v = violated[name]
-            outcome = (f'<td class="known">violated after {v["trace_length"]} steps: a known Kafka 2.6 behaviour</td>'
-                       if name in known_names else f'<td class="bad">violated after {v["trace_length"]} steps</td>')
-        elif name in known_names:
-            outcome = '<td class="known">violated: a known Kafka 2.6 behaviour (listed below)</td>'
-        elif complete or verdict == "pass":
-            outcome = '<td class="ok">holds</td>'
-        else:
-            outcome = '<td class="open">not violated in the explored part</td>'
-        rows.append(f"<tr><td class=mono>{_esc(name)}</td><td>{_esc(kind)}</td><td>{_esc(meaning)}</td>{outcome}</tr>")
-    parts.append(f"<h2>Properties checked ({len(properties)})</h2><table>{''.join(rows)}</table>")
-    goals = doc.get("goals", {})
+    checked = [o for o in outcomes if o["category"] != "goal"]
+    for o in checked:
+        kind, meaning = properties.get(o["name"], (o.get("kind") or o["category"], ""))
+        rows.append(f"<tr><td class=mono>{_esc(o['name'])}</td><td>{_esc(kind)}</td><td>{_esc(meaning)}</td>"
+                    f"{_outcome_cell(o)}</tr>")
+    parts.append(f"<h2>Properties checked ({len(checked)})</h2><table>{''.join(rows)}</table>")
+    goals = [o for o in outcomes if o["category"] == "goal"]
     if goals:
-        g_rows = "".join(
-            f"<tr><td class=mono>{_esc(n)}</td>"
-            + ('<td class="ok">met</td>' if met else
-               ('<td class="bad">not met</td>' if complete else '<td class="open">not reached (incomplete)</td>'))
-            + "</tr>" for n, met in goals.items())
+        g_rows = "".join(f"<tr><td class=mono>{_esc(o['name'])}</td>{_outcome_cell(o)}</tr>" for o in goals)
         parts.append(f"<h2>Goals</h2><table><tr><th>goal</th><th>outcome</th></tr>{g_rows}</table>")
     if known:
         items = "".join(f"<li>{_esc(_known_text(k))}</li>" for k in known)
@@ -287,11 +282,42 @@ def report_page(doc: Mapping[str, Any], *, properties: Mapping[str, tuple[str, s
                 "\n".join(parts))
 
 
+#: The cell's class for each outcome status (kcm.checker.engine.result).
+_STATUS_CLASS = {HELD: "ok", MET: "ok", VIOLATED: "bad", NOT_MET: "bad", KNOWN: "known"}
+
+
+def _outcome_cell(o: Mapping[str, Any]) -> str:
+    return f'<td class="{_STATUS_CLASS.get(o["status"], "open")}">{_esc(o.get("text") or o["status"])}</td>'
+
+
+def _outcomes_of_doc(doc: Mapping[str, Any], properties: Mapping[str, tuple[str, str]],
+                     complete: bool) -> list[dict[str, Any]]:
+    """The outcomes of a report written without them: from its violations, known violations and goals."""
+    violated = {v["invariant"]: v for v in doc.get("violations", [])}
+    known = {k["invariant"]: k for k in doc.get("known_violations", [])}
+    out: list[dict[str, Any]] = []
+    for name in properties:
+        if name in violated:
+            out.append({"name": name, "category": "invariant", "status": VIOLATED,
+                        "text": f"violated after {violated[name]['trace_length']} steps"})
+        elif name in known:
+            finding = known[name].get("finding")
+            out.append({"name": name, "category": "invariant", "status": KNOWN,
+                        "text": f"known Kafka 2.6 behaviour{': ' + finding if finding else ''}"})
+        else:
+            out.append({"name": name, "category": "invariant", "status": HELD if complete else UNREFUTED,
+                        "text": HELD if complete else "not violated in the explored part (incomplete)"})
+    for name, met in doc.get("goals", {}).items():
+        status = MET if met else NOT_MET if complete else NOT_REACHED
+        out.append({"name": name, "category": "goal", "status": status, "text": status})
+    return out
+
+
 def _coverage_section(cov: Mapping[str, Any], edge_counts: Mapping | None) -> list[str]:
     """Both state machines with the run's coverage drawn on them."""
     from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE
 
-    taken = {tuple(e.split(" ")) for e in _taken_edges(cov)}
+    taken = {(table, frm, to) for table, frm, to in (e.split(" ") for e in _taken_edges(cov))}
     parts = [f'<h2>State machines and coverage</h2><p>{cov.get("table_edges_taken", 0)} of '
              f'{cov.get("table_edges_total", 0)} table edges taken; green edges were taken'
              f'{" (with how many generated transitions took them)" if edge_counts else ""}, red dashed ones never.</p>']

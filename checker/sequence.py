@@ -26,10 +26,12 @@ model gives lifelines from its action fields and notes only.
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
-from kcm.model.cluster import PARTITION_STATE_SHIFT, Watch
+from kcm.model.actions import KINDS
+from kcm.model.cluster import PARTITION_STATE_SHIFT, Budget, Watch
 
 ZOOKEEPER = "ZooKeeper"
 ADMIN = "admin"
@@ -56,26 +58,71 @@ LEGEND = (
 )
 
 
+#: The position of each watch's bit in `Zk.watches[b]`: a trace prints a broker's watches as the
+#: set of these positions (`kcm.model.checking.kafka_model.state_fields`), so `{1, 2}` is
+#: /brokers/ids and /admin/delete_topics.
+WATCH_POSITIONS = {int(w).bit_length() - 1: name for w, name in WATCH_NAMES.items()}
+
+
+def watch_name(position: int) -> str:
+    """The znode the watch at bit `position` of `Zk.watches[b]` is set on (`WATCH_POSITIONS`, and
+    from `PARTITION_STATE_SHIFT` on, one data watch per partition state znode)."""
+    if position >= PARTITION_STATE_SHIFT:
+        return f"partition {position - PARTITION_STATE_SHIFT} state"
+    return WATCH_POSITIONS.get(position, f"watch bit {position}")
+
+
+def budget_names() -> tuple[str, ...]:
+    """What each counter of `spent` counts, in order: the action kinds that spend that budget
+    (`kcm.model.actions.KINDS`; kinds sharing a budget joined by `/`)."""
+    names = []
+    for position, budget in enumerate(Budget):
+        if int(budget) != position:
+            raise AssertionError(f"Budget.{budget.name} is {int(budget)}, not its position {position} in spent")
+        names.append("/".join(k.name for k in KINDS if k.budget is budget))
+    return tuple(names)
+
+
+def _legend_entry(key: str, text: str) -> str:
+    """One entry of `TEXT_LEGEND`: the key in a column of 18, the text wrapped under itself (never
+    inside an item of a list, whose words `_item` binds)."""
+    return textwrap.fill(text, width=112, initial_indent=f"  {key:<18}", subsequent_indent=" " * 20,
+                         break_on_hyphens=False).replace(_BIND, " ")
+
+
+_BIND = "\xa0"
+
+
+def _item(*words: object) -> str:
+    """Words a wrapped legend line keeps together."""
+    return _BIND.join(map(str, words))
+
+
 def _watch_legend() -> str:
-    """The watch bits as `TEXT_LEGEND` lists them, wrapped as it is."""
-    bits = [f"{int(w)} {name}" for w, name in WATCH_NAMES.items()]
-    bits.append(f"{1 << PARTITION_STATE_SHIFT}<<p the state znode of partition p")
-    return (", ".join(bits[:2]) + ",\n" + " " * 20 + ", ".join(bits[2:5]) + ",\n" + " " * 20
-            + ", ".join(bits[5:]))
+    positions = ", ".join(_item(p, name) for p, name in sorted(WATCH_POSITIONS.items()))
+    partition = _item(f"{PARTITION_STATE_SHIFT}+p", "the", "state", "znode", "of", "partition", "p")
+    return f"one-shot watches broker b has armed, as the positions of their bits: {positions}, {partition}"
+
+
+def _spent_legend() -> str:
+    counters = ", ".join(_item(f"[{i}]", name) for i, name in enumerate(budget_names()))
+    return f"the config's fault and admin budgets used so far, one counter per kind, in order: {counters}"
 
 
 #: The legend for the text rendering (`kcm trace show`): watches, budgets and stamps.
-TEXT_LEGEND = """\
-Legend
-  zk.watches[b]     one-shot watches broker b has armed, as bits: """ + _watch_legend() + """
-  zk.partitions[p]  the partition state znode: leader, leader_epoch, isr, controller_epoch (the writer's
-                    stamp) and version (its zkVersion)
-  net["c->d"]       requests from controller c to broker d in flight, oldest first:
-                    Kind(cC,eE,beB) = controller C, controller epoch E, addressed to broker epoch B
-  brokerN[ctx]      broker N's controller context (meaningful while brokerN[active])
-  spent             the config's fault and admin budgets used so far (one counter per kind)
-  ghost, scenario   the model's bookkeeping (which overlapping run, what has happened)
-"""
+TEXT_LEGEND = "\n".join([
+    "Legend",
+    _legend_entry("zk.watches[b]", _watch_legend()),
+    _legend_entry("zk.partitions[p]", "the partition state znode: leader, leader_epoch, isr, controller_epoch (the "
+                                      "writer's stamp) and version (its zkVersion)"),
+    _legend_entry('net["c->d"]', "requests from controller c to broker d in flight, oldest first: "
+                                 "Kind(cC,eE,beB) = controller C, controller epoch E, addressed to broker epoch B"),
+    _legend_entry("brokerN[ctx]", "broker N's controller context (meaningful while brokerN[active])"),
+    _legend_entry("brokerN[queue]", "broker N's controller event queue, oldest first; a step "
+                                    + _item('"ControllerProcessEvent(broker=N):', 'E"') + " processes its head E"),
+    _legend_entry("spent[i]", _spent_legend()),
+    _legend_entry("ghost, scenario", "the model's bookkeeping (which overlapping run, what has happened)"),
+]) + "\n"
 
 
 @dataclass(frozen=True)
@@ -135,23 +182,14 @@ def _actor(trace, i: int) -> str:
     return actors_of(kind, fields)[0]
 
 
-def _watch_names(bits: int) -> list[str]:
-    names = [name for bit, name in WATCH_NAMES.items() if bits & bit]
-    p, rest = 0, bits >> PARTITION_STATE_SHIFT
-    while rest:
-        if rest & 1:
-            names.append(f"partition {p} state")
-        rest >>= 1
-        p += 1
-    return names
-
-
-def _bits(value: Any) -> int:
-    if isinstance(value, int):
-        return value
+def _watch_positions(value: Any) -> frozenset[int]:
+    """The bit positions a broker's watches hold: a trace's set of positions as it is, a raw
+    bitmask (a state not rendered by `state_fields`) split into its positions."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return frozenset(p for p in range(value.bit_length()) if value >> p & 1)
     if isinstance(value, (frozenset, set, tuple, list)):
-        return sum(int(v) for v in value)
-    return 0
+        return frozenset(int(v) for v in value)
+    return frozenset()
 
 
 def _partition_label(state: Any) -> str:
@@ -183,7 +221,7 @@ def step_events(trace, i: int) -> list[Event]:
     actor = _actor(trace, i)
     zb, za = _zk(before), _zk(after)
     if za is None:
-        return [Event("note", actor, None, trace.actions[i] or f"step {i}")]
+        return [Event("note", actor, None, trace.described(i) or f"step {i}")]
     brokers = broker_ids(after)
     events = _lifeline_marks(before, after, zb, za, brokers)
     events += _zk_writes(before, after, zb, za, brokers, actor)
@@ -191,7 +229,7 @@ def step_events(trace, i: int) -> list[Event]:
     events += _requests(before, after, za, brokers)
     events += _controller_marks(before, after, brokers)
     if not events:
-        events.append(Event("note", actor, None, trace.actions[i] or f"step {i}"))
+        events.append(Event("note", actor, None, trace.described(i) or f"step {i}"))
     return events
 
 
@@ -267,12 +305,12 @@ def _watch_notifications(before: dict, after: dict, zb: Any, za: Any, brokers: l
     for b in brokers:
         if b >= len(watches_b) or b >= len(watches_a):
             continue
-        fired = _bits(watches_b[b]) & ~_bits(watches_a[b])
+        fired = _watch_positions(watches_b[b]) - _watch_positions(watches_a[b])
         nb = after[f"broker{b}"]
         if fired and _get(nb, "up") and _get(nb, "connected") and _get(before[f"broker{b}"], "active") == _get(
                 nb, "active"):
             events.append(Event("watch", ZOOKEEPER, f"broker {b}",
-                                "watch fired: " + ", ".join(_watch_names(fired))))
+                                "watch fired: " + ", ".join(watch_name(p) for p in sorted(fired))))
     return events
 
 

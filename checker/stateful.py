@@ -8,7 +8,12 @@ the model's fixed order, faults and admin operations included within the config'
 number `choice % n`, applies it to both, and checks
 
 1. the model's invariants: every `Always` on the new state and every `AlwaysStep` on the edge
-   (`KafkaModel.properties()`; goals are not checked, a walk proves nothing about reachability);
+   (`KafkaModel.properties()`; goals are not checked, a walk proves nothing about reachability).
+   A property Kafka 2.6 is known to break under the config (`KafkaModel.known_violations`, the
+   Findings of `kcm.model.catalogue.findings`) stays checked, and each of its violations is
+   classified as the explorer does: one the Finding's matcher accepts (asked with the violating
+   step and the walk so far) is 2.6's behaviour, recorded in `FuzzStats.known` with the shortest
+   walk that showed it, and the walk goes on; any other is a failure like any property's;
 2. the refinement: `abstract(impl) == next state` (`kcm.impl.abstraction`), and that the
    implementation did not raise.
 
@@ -129,6 +134,9 @@ class FuzzStats:
     shortest: int | None = None
     #: Which example (1-based) failed first; `examples` beyond it are Hypothesis's shrinking runs.
     first_example: int | None = None
+    #: The known behaviours met (`KafkaModel.known_violations`): property name -> the shortest
+    #: walk, as `(action, model state)` pairs, whose last step the property's Finding excused.
+    known: dict[str, tuple[tuple[Any, Any], ...]] = field(default_factory=dict)
     #: Called after every example starts and every step, with these stats.
     on_change: Callable[[FuzzStats], None] | None = field(default=None, repr=False)
 
@@ -148,19 +156,14 @@ def machine_for(cfg: ModelConfig, *, invariants: Iterable[str] | None = None,
     """A lock-step machine class for `cfg`.
 
     `invariants`: property names to check (None: every `Always` and `AlwaysStep` of the model);
-    an unknown name raises ValueError. `alignment`: the implementation's `ModelAlignment` (default
-    `ModelAlignment.model()`, under which it matches the model; switches off make it do what Kafka
-    does, and the fuzzer then reports the remaining disagreements). `compare=False` runs the model
-    alone. `stats` is updated as the machine runs."""
+    an unknown name raises ValueError. A violation a Finding excuses is recorded, not failed,
+    whether its property was named or not (as `kcm explore --invariant` does). `alignment`: the
+    implementation's `ModelAlignment` (default `ModelAlignment.model()`, under which it matches
+    the model; switches off make it do what Kafka does, and the fuzzer then reports the remaining
+    disagreements). `compare=False` runs the model alone. `stats` is updated as the machine runs."""
     probe = KafkaModel(cfg, symmetry=False)
     checked = [p for p in probe.properties() if isinstance(p, (Always, AlwaysStep))]
-    if invariants is None:
-        # What Kafka 2.6 itself breaks under this config (kcm.model.catalogue.findings) is reported by the
-        # explorer and does not fail it; a walk that meets it is not a failure either. Named
-        # explicitly with `invariants`, it is checked.
-        known = probe.known_violations()
-        checked = [p for p in checked if p.name not in known]
-    else:
+    if invariants is not None:
         wanted = list(invariants)
         unknown = [n for n in wanted if n not in {p.name for p in checked}]
         if unknown:
@@ -205,12 +208,13 @@ class LockStepMachine(RuleBasedStateMachine):
         props = [p for p in self.model.properties() if p.name in cls.checked_names]
         self.state_props = [p for p in props if isinstance(p, Always)]
         self.step_props = [p for p in props if isinstance(p, AlwaysStep)]
+        self.known = {n: k for n, k in self.model.known_violations().items() if n in cls.checked_names}
         self.state = self.model.init_states()[0]
         self.trace: list[tuple[Any, Any]] = [(None, self.state)]
         self.impl = StepCluster.initial(cls.cfg, alignment=cls.alignment) if cls.compare else None
         cls.stats.examples += 1
         cls.stats._changed()
-        self._check_state(self.state)
+        self._check_state(None, self.state)
         if self.impl is not None:
             self._compare(self.state)
         self.options = self._successors(self.state)
@@ -227,7 +231,7 @@ class LockStepMachine(RuleBasedStateMachine):
                 self.impl.apply(action)
         self.state = self.model.init_states()[run]
         self.trace = [(None, self.state)]
-        self._check_state(self.state)
+        self._check_state(None, self.state)
         if self.impl is not None:
             self._compare(self.state)
         self.options = self._successors(self.state)
@@ -246,8 +250,8 @@ class LockStepMachine(RuleBasedStateMachine):
         stats._changed()
         for prop in self.step_props:
             if not prop.holds(before, action, nxt):
-                self._fail(prop.name, prop.kind, [f"{prop.name}: {prop.doc}"])
-        self._check_state(nxt)
+                self._violated(prop, before, action, nxt)
+        self._check_state(action, nxt)
         if self.impl is not None:
             try:
                 self.impl.apply(action)
@@ -271,10 +275,24 @@ class LockStepMachine(RuleBasedStateMachine):
             self._fail(MODEL_ERROR, "error", [f"expanding the last state raised {type(exc).__name__}: {exc}",
                                               *traceback.format_exc(limit=-3).splitlines()])
 
-    def _check_state(self, state) -> None:
+    def _check_state(self, action, state) -> None:
+        """The state invariants on `state`, reached by `action` (None: the walk's initial state)."""
+        before = self.trace[-2][1] if action is not None else state
         for prop in self.state_props:
             if not prop.holds(state):
-                self._fail(prop.name, prop.kind, [f"{prop.name}: {prop.doc}"])
+                self._violated(prop, before, action, state)
+
+    def _violated(self, prop, before, action, state) -> None:
+        """`prop` fails on the step `(before, action, state)` (`(init, None, init)` for an initial
+        state), the last of the walk: a known behaviour if its Finding's matcher accepts it
+        (recorded, the walk goes on), else a failure."""
+        known = self.known.get(prop.name)
+        if known is not None and known.matches(before, action, state, lambda: self.trace):
+            recorded = type(self).stats.known
+            if prop.name not in recorded or len(self.trace) < len(recorded[prop.name]):
+                recorded[prop.name] = tuple(self.trace)
+            return
+        self._fail(prop.name, prop.kind, [f"{prop.name}: {prop.doc}"])
 
     def _compare(self, expected) -> None:
         actual = _abstract(self.impl, expected)
@@ -313,6 +331,16 @@ class FuzzResult:
     @property
     def ok(self) -> bool:
         return self.failure is None
+
+    @property
+    def known(self) -> dict[str, tuple[tuple[Any, Any], ...]]:
+        """The known 2.6 behaviours the walks met: property name -> the shortest walk to one."""
+        return self.stats.known
+
+    def known_reasons(self) -> dict[str, str]:
+        """For each known behaviour met, its Finding (`KnownViolation.reason`), as the explorer reports it."""
+        listed = KafkaModel(self.cfg, symmetry=False).known_violations()
+        return {name: listed[name].reason for name in self.known}
 
 
 def fuzz_settings(examples: int, steps: int) -> settings:
@@ -407,6 +435,27 @@ def write_failure(result: FuzzResult, out_dir: str | Path, *, preset: str) -> di
     return paths
 
 
+def write_known(result: FuzzResult, out_dir: str | Path, *, preset: str) -> dict[str, Path]:
+    """Write the shortest walk to each known 2.6 behaviour met as `known_<property>.itf.json` (+
+    text, diagram, replay script) under `out_dir`, as `kcm explore` does; returns property -> ITF path."""
+    from kcm.checker.engine.traces import write_counterexample
+
+    cfg = result.cfg
+    model = KafkaModel(cfg, symmetry=False)
+    kinds = {p.name: p.kind for p in model.properties() if isinstance(p, (Always, AlwaysStep))}
+    reasons = result.known_reasons()
+    written = {}
+    for name, trace in result.known.items():
+        paths = write_counterexample(
+            model, trace, out_dir, invariant=name, kind=kinds[name], stem=f"known_{name}",
+            config={"preset": preset, **config_fields(cfg), "fuzz_seed": result.seed},
+            model_spec=ModelSpec.of(MODEL_FACTORY, symmetry=False, **config_fields(cfg)),
+            source=f"kcm fuzz --preset {preset} --seed {result.seed}",
+            description=f"known Kafka 2.6 behaviour ({reasons[name]})")
+        written[name] = paths["itf"]
+    return written
+
+
 def _abstract(impl: StepCluster, expected):
     """The implementation as a model state, in the run of `expected`: which run a state belongs
     to is the model's bookkeeping (`Cluster.scenario`), the implementation has none."""
@@ -474,4 +523,4 @@ if __name__ == "__main__":
 __all__ = ["CHOICES", "CI_PROFILE", "DEFAULT_EXAMPLES", "DEFAULT_STEPS", "Failure", "FuzzResult", "FuzzStats",
            "LockStepMachine", "MODEL_ERROR", "REFINEMENT", "VARIANT_EXAMPLES", "VARIANT_STEPS", "default_bounds",
            "default_invariants", "fuzz", "fuzz_settings", "machine_for", "program_preamble", "replay_lockstep",
-           "write_failure"]
+           "write_failure", "write_known"]

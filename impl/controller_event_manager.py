@@ -10,7 +10,7 @@ handler never interleaves with another.
   (`beforeInitializingSession`), so the new session is created only when every event queued before
   the expiry notice has been dropped or run.
 * `clear_and_put(event)` drains the queue, calling the processor's `preempt` on each drained event
-  (ControlledShutdown answers ControllerMovedException: KAFKA-10193), then enqueues `event`.
+  (ControlledShutdown answers ControllerMovedException: KAFKA-8294, in 2.3.0), then enqueues `event`.
 
 Two ways to run it. Threaded: `start()` starts the event thread. Stepped: no thread; the
 `Scheduler` calls `process_one()`, which runs the head of the queue on the caller's thread. The

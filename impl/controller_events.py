@@ -4,7 +4,7 @@ kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala (the `Con
 classes at its end) and ControllerState.scala. ZooKeeper handlers, request callbacks and the
 scheduler only *create* events; `KafkaController.process` runs them, one at a time, on the event
 thread (`ControllerEventManager`). Events that carry a callback answer it from `preempt` when the
-queue is cleared before they run (KAFKA-10193).
+queue is cleared before they run (KAFKA-8294, in 2.3.0).
 
 The set is the model's (`kcm.model.cluster.EventKind`), plus `ShutdownEventThread`. Kafka's events
 for features outside the model are not implemented: log-dir failures (LogDirEventNotification,

@@ -19,11 +19,11 @@ import click
 
 from kcm import __version__, compiled
 from kcm.checker.engine.errors import EXIT_INCOMPLETE, EXIT_USAGE, KcmError
-from kcm.commands import check, diagram, explore, fuzz, mutate, prove, simulate, trace, variants
+from kcm.commands import check, diagram, explore, fuzz, mutate, prove, serve, simulate, sweep, trace, variants
 from kcm.commands import list as list_command
 
 COMMANDS = (check.command, explore.command, prove.command, variants.command, list_command.command, trace.command,
-            diagram.command, simulate.command, fuzz.command, mutate.command)
+            diagram.command, simulate.command, fuzz.command, mutate.command, serve.command, sweep.command)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -4,6 +4,12 @@ It builds the model, runs the explorer with a progress display, writes every cou
 (readable text, ITF, sequence diagram, replay script) and the reports, and prints TLC's summary
 with the coverage. The printing goes through one rich console; progress goes to stderr so that
 stdout stays a clean log.
+
+Every command that checks something (`check`, `explore`, `fuzz`, `prove`) ends with the same short
+summary (`print_summary`): the verdict, what ran, the counts of the outcomes, each violation and
+known Kafka 2.6 behaviour with its trace file, and where the reports are. With `--quiet` it is all
+that is printed on stdout (`quiet_console`): no progress lines, no detail of each phase; errors
+still go to stderr.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import logging
 import os
 import re
 import signal
+import textwrap
 import threading
 import time
 from dataclasses import replace
@@ -32,12 +39,13 @@ from kcm.checker.engine.errors import (
 )
 from kcm.checker.engine.liveness import LIVENESS_PROPERTIES, check_liveness
 from kcm.checker.engine.model_spec import ModelSpec
-from kcm.checker.engine.result import VIOLATION, CheckResult
+from kcm.checker.engine.result import KNOWN, NOT_MET, VIOLATED, VIOLATION, CheckResult
 from kcm.checker.engine.runs import explore_runs
 from kcm.checker.engine.traces import file_stem as stem_of  # the name a counterexample's files get
 from kcm.checker.engine.traces import write_counterexample
 from kcm.model.checking.epoch_quotient import EpochQuotientModel
 from kcm.model.checking.kafka_model import KafkaModel, config_fields
+from kcm.model.checking.reach import reach_lines
 from kcm.model.config import ConfigError, ModelConfig
 from kcm.model.variants import ALL_VARIANTS
 from kcm.net import refusal
@@ -59,24 +67,24 @@ def with_variant(cfg: ModelConfig, variant: str | None) -> ModelConfig:
     """`cfg` with `variant` (a name from `kcm variants`, or its JIRA key) switched on."""
     if not variant:
         return cfg
-    name = variant.upper()
-    by_jira = {v.jira: v.name for v in ALL_VARIANTS.values() if v.jira != "synthetic"}
-    name = by_jira.get(name, name)
-    if name not in ALL_VARIANTS:
-        raise UsageError(f"unknown variant '{variant}'; choose one of {', '.join(ALL_VARIANTS)} (see 'kcm variants')")
     try:
-        return ModelConfig.from_mapping({**config_fields(cfg), "variant": name}, where="--variant")
+        return ModelConfig.from_mapping({**config_fields(cfg), "variant": variant_name(variant)}, where="--variant")
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
 
 
-def variant_preset(variant: str) -> str:
-    """The preset shipped for `variant` (its name or JIRA key), where it is found quickly."""
+def variant_name(variant: str) -> str:
+    """The variant's name (V1 ... V13) for its name or JIRA key, or `UsageError`."""
     by_jira = {v.jira: v.name for v in ALL_VARIANTS.values() if v.jira != "synthetic"}
     key = by_jira.get(variant.upper(), variant.upper())
     if key not in ALL_VARIANTS:
         raise UsageError(f"unknown variant '{variant}'; choose one of {', '.join(ALL_VARIANTS)} (see 'kcm variants')")
-    return ALL_VARIANTS[key].preset
+    return key
+
+
+def variant_preset(variant: str) -> str:
+    """The preset shipped for `variant` (its name or JIRA key), where it is found quickly."""
+    return ALL_VARIANTS[variant_name(variant)].preset
 
 
 #: What `--variant` means, the same in every command that takes it.
@@ -116,14 +124,16 @@ def symmetry_text(cfg: ModelConfig, symmetry: bool) -> str:
 ENGINES = ("local", "spark")
 
 
-def check_outputs(out: Path, json_file: Path | None, junit_file: Path | None, cfg: ModelConfig | None = None) -> None:
+def check_outputs(out: Path, json_file: Path | None, junit_file: Path | None, cfg: ModelConfig | None = None,
+                  *, page: bool = True) -> None:
     """Every output place is checked before any work starts: a run that finishes and then cannot
     write its verdict would read, to CI, as a crash. That is the folder, each report (two of which
-    may not name one file) and, given the config, each counterexample file the run may write."""
+    may not name one file; `page`: the run writes `report.html` too) and, given the config, each
+    counterexample file the run may write."""
     check_writable_dir(out)
     check_writable_file(json_file, "--json")
     check_writable_file(junit_file, "--junit")
-    places = report_places(out, json_file, junit_file)
+    places = report_places(out, json_file, junit_file)[:None if page else 2]
     seen: dict[Path, str] = {}
     for path, option, what in places:
         key, named = path.absolute().resolve(), f"the {what} ({path if option == '--out' else f'{option} {path}'})"
@@ -174,17 +184,27 @@ def _probe_write(path: Path, option: str) -> None:
         raise UsageError(f"{option} {path}: cannot write there ({exc.strerror or exc.__class__.__name__})") from None
 
 
+QUIET_HELP = "Print only the short summary at the end (no progress lines, no detail of each phase)."
+
+
+def quiet_console(quiet: bool) -> Console:
+    """The console of a command's detail: silent with `--quiet` (the summary has its own)."""
+    return Console(highlight=False, soft_wrap=True, quiet=quiet)
+
+
 def write_reports(doc: dict, result: CheckResult | None, proofs, *, name: str, out: Path,
                   json_file: Path | None, junit_file: Path | None, cfg: ModelConfig | None = None,
-                  trace_files: dict[str, str] | None = None) -> tuple[Path, Path]:
+                  trace_files: dict[str, str] | None = None, junit_xml=None) -> tuple[Path, Path]:
     """The JSON report and JUnit XML (default OUT/report.json, OUT/junit.xml), and the reviewer's
-    page `report.html` beside the JSON report; returns the JSON and JUnit paths."""
+    page `report.html` beside the JSON report when the run explored `cfg`; returns the JSON and
+    JUnit paths. `junit_xml` is the JUnit tree, by default the one of `result` and `proofs`."""
     from kcm.checker.engine import report
 
     json_path, junit_path = json_file or out / "report.json", junit_file or out / "junit.xml"
+    tree = junit_xml if junit_xml is not None else report.junit(result, proofs, preset=name,
+                                                                 reason=doc.get("reason", ""))
     writes = [(lambda: report.write_json(doc, json_path), json_path, "--json" if json_file else "--out"),
-              (lambda: report.write_junit(report.junit(result, proofs, preset=name), junit_path), junit_path,
-               "--junit" if junit_file else "--out")]
+              (lambda: report.write_junit(tree, junit_path), junit_path, "--junit" if junit_file else "--out")]
     if cfg is not None:
         html_path = json_path.parent / "report.html"
         writes.append((lambda: html_report.write(html_path, reviewer_page(doc, result, cfg, trace_files or {})),
@@ -198,6 +218,48 @@ def write_reports(doc: dict, result: CheckResult | None, proofs, *, name: str, o
     if failures:
         raise failures[0]
     return json_path, junit_path
+
+
+def summary_lines(doc: dict, command: str, label: str, reports: list[Path], extra: tuple[str, ...] = ()) -> list[str]:
+    """The short summary a command ends with, from its JSON report `doc` (so that it says what the
+    reports say): the verdict and the config, the states explored, the outcomes counted, the
+    proofs, the `extra` lines, each violation and each known Kafka 2.6 behaviour with its trace
+    file, the reports."""
+    head = f"{doc['verdict'].upper()} · kcm {command} · {label}"
+    if doc.get("variant"):
+        head += f" · variant {doc['variant']}"
+    if doc.get("reason"):
+        head += f" · incomplete: {doc['reason']}"
+    lines = [head]
+    if doc.get("engine"):
+        lines.append(f"  {doc['distinct_states']:,} distinct states, {doc['generated_states']:,} generated, "
+                     f"depth {doc['depth']}")
+    if doc.get("summary"):
+        lines.append(f"  {doc['summary']}")
+    proofs = doc.get("proofs") or []
+    if proofs and command != "prove":   # `kcm prove`'s summary counts them already
+        proved = sum(p["result"] == "proved" for p in proofs)
+        failed = sum(p["result"] == "failed" for p in proofs)
+        lines.append(f"  {proved} of {len(proofs)} proofs proved" + (f", {failed} failed" if failed else "")
+                     + (f", {len(proofs) - proved - failed} timed out" if len(proofs) - proved - failed else ""))
+    lines += [f"  {line}" for line in extra]
+    for o in doc.get("outcomes", []):
+        if o["status"] in (VIOLATED, NOT_MET, KNOWN):
+            trace = f": {o['trace_file']}" if o.get("trace_file") else ""
+            lines.append(f"  {o['name']}: {o['text']}{trace}")
+    lines.append("  reports: " + ", ".join(str(p) for p in reports))
+    return lines
+
+
+def print_summary(lines: list[str], quiet: bool = False) -> None:
+    """The summary on stdout, whatever `--quiet` says; after the detail, a blank line sets it apart."""
+    console = Console(highlight=False, soft_wrap=True)
+    colour = {"PASS": "green", "VIOLATION": "red"}.get(lines[0].split(" ", 1)[0], "yellow")
+    if not quiet:
+        console.print()
+    console.print(f"[bold {colour}]{lines[0]}[/bold {colour}]")
+    for line in lines[1:]:
+        console.print(line, markup=False)
 
 
 def reviewer_page(doc: dict, result: CheckResult | None, cfg: ModelConfig, trace_files: dict[str, str]) -> str:
@@ -241,8 +303,10 @@ def _print_summary(console: Console, result: CheckResult, live) -> None:
                       + "; ".join(f"run {r['run']} {r['distinct']:,} distinct in {r['seconds']:.1f} s" for r in runs))
     cov = result.coverage
     taken = len([e for e in cov.edges_taken if e not in cov.outside_universe])
-    console.print(f"Table coverage: {taken} of {cov.edges_total} edges taken"
-                  + (f"; untaken: {', '.join(' '.join(map(str, e)) for e in cov.untaken)}" if cov.untaken else ""))
+    line = (f"Table coverage: {taken} of {cov.edges_total} edges taken"
+            + (f"; untaken: {', '.join(' '.join(map(str, e)) for e in cov.untaken)}" if cov.untaken else ""))
+    for part in textwrap.wrap(line, 100, subsequent_indent="  ", break_on_hyphens=False):
+        console.print(part)
     if cov.outside_universe:
         console.print("Invalid transitions requested (logged and skipped, as Kafka 2.6 does): "
                       + ", ".join(" ".join(map(str, e)) for e in cov.outside_universe))
@@ -277,7 +341,8 @@ def _write_traces(console: Console, model, result: CheckResult, live, out: Path,
         paths = write(v.trace, invariant=v.name, kind=v.kind, stem=f"known_{v.name}", source=f"kcm explore {name}",
                       description=f"known Kafka 2.6 behaviour ({result.known_reasons.get(v.name, '')})")
         files[f"known {v.name}"] = str(paths["itf"])
-        console.print(f"  known 2.6 behaviour {v.name}: {paths['text']} ({v.trace_length} steps)")
+        console.print(f"  known 2.6 behaviour {v.name} ({result.known_reasons.get(v.name, 'listed as known')}): "
+                      f"{paths['text']} ({v.trace_length} steps)")
     for k in live.known if live is not None else ():
         paths = write(k.trace, invariant=f"known {k.known}", kind="liveness", stem=f"known_{k.known}",
                       source=f"kcm explore --liveness {name}", loop=k.loop,
@@ -287,12 +352,22 @@ def _write_traces(console: Console, model, result: CheckResult, live, out: Path,
     return files
 
 
+def print_reach(console: Console, cfg: ModelConfig) -> None:
+    """Before a run: what `cfg` can reach at all (which table edges and goals are possible), so
+    that a config that cannot exercise a part of the controller says so before it is explored.
+    Soundly: an edge or goal said to be out of reach is never taken or met
+    (`kcm.model.checking.reach`; `kcm list reach` prints the same lines)."""
+    for line in reach_lines(cfg):
+        console.print(f"  {line}", highlight=False, markup=False)
+
+
 def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: bool = True,
                     invariants: tuple[str, ...] = (), max_depth: int | None = None,
                     out: Path | None = None, progress_every: float = 5.0, engine: str = "local",
                     master: str | None = None, checkpoint: Path | None = None,
                     resume: Path | None = None, liveness: bool = False,
-                    por: bool = False, jobs: int | None = None) -> tuple[CheckResult, dict[str, str]]:
+                    por: bool = False, jobs: int | None = None,
+                    quiet: bool = False) -> tuple[CheckResult, dict[str, str]]:
     """Explore `cfg` with the sequential explorer (`local`) or on Spark; returns the result and
     {violated property: ITF file written}.
 
@@ -302,7 +377,7 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
     and the graph `result.extra["graph"]`. With `por` the sequential explorer expands ample sets
     (`kcm.checker.engine.por`). The sequential explorer explores the model's disjoint runs (the cold
     start, each overlapping run) in up to `jobs` processes (`kcm.checker.engine.runs`; default one per
-    core); the liveness check explores in one."""
+    core); the liveness check explores in one. `quiet` prints no progress lines."""
     if liveness and engine == "spark":
         raise UsageError("--liveness runs on the sequential explorer only; drop --engine spark")
     if liveness:
@@ -316,15 +391,17 @@ def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: 
 
     def progress(p) -> None:
         now = time.monotonic()
-        if now - last[0] >= progress_every:  # TLC prints at most every interval
+        # TLC prints at most every interval, and always its final line (the whole run's average)
+        if p.phase == "final" or now - last[0] >= progress_every:
             last[0] = now
             err.print(p.line())
 
+    print_reach(console, cfg)
     started = time.perf_counter()
     safety = [n for n in invariants if n not in LIVENESS_PROPERTIES]
     options = dict(symmetry=symmetry, max_depth=max_depth,
                    properties=safety if safety or invariants else None,
-                   progress=progress, progress_interval=progress_every)
+                   progress=None if quiet else progress, progress_interval=progress_every)
     if liveness:
         options.update(keep_graph=True, stop_on_violation=False)
     if por:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import ast
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, fields
+from typing import Any
 
 from kcm import config as presets
 from kcm.model import config as model_config
@@ -111,25 +113,44 @@ def config_markdown() -> str:
     return "\n".join(out) + "\n"
 
 
-def condition(d: Declaration) -> str:
-    """When Kafka 2.6 breaks `d`: the first sentence of its `broken_when`'s docstring."""
-    doc = (inspect.getdoc(d.broken_when) or "").replace("\n", " ")
+def condition(when: Callable[[ModelConfig], bool]) -> str:
+    """When Kafka 2.6 breaks a property for one Finding: the first sentence of the docstring of
+    its condition (`Declaration.findings`)."""
+    doc = (inspect.getdoc(when) or "").replace("\n", " ")
     first = doc.split(": ")[0].split(". ")[0].rstrip(".")
     acronym = any(c.isupper() for c in first.split(" ")[0][1:])
     return first if acronym else first[:1].lower() + first[1:]
 
 
-def by_condition(declarations: list[Declaration]) -> dict[str, list[str]]:
-    """The names of `declarations`, grouped by when Kafka 2.6 breaks them."""
+def by_condition(broken: list[tuple[Declaration, Callable[[ModelConfig], bool]]]) -> dict[str, list[str]]:
+    """The names of the `broken` properties, grouped by when Kafka 2.6 breaks them."""
     groups: dict[str, list[str]] = {}
-    for d in declarations:
-        groups.setdefault(condition(d), []).append(d.name)
+    for d, when in broken:
+        groups.setdefault(condition(when), []).append(d.name)
     return groups
 
 
-def known() -> list[tuple[Finding, list[Declaration]]]:
-    """Each Finding with the properties it breaks, in listing order."""
-    return [(f, [d for d in LISTED if d.finding == f]) for f in FINDINGS]
+def known() -> list[tuple[Finding, list[tuple[Declaration, Callable[[ModelConfig], bool]]]]]:
+    """Each Finding with the properties it breaks, in listing order, each with its condition."""
+    return [(f, [(d, when) for d in LISTED for g, when in d.findings if g == f]) for f in FINDINGS]
+
+
+def known_here(d: Declaration, cfg: ModelConfig) -> dict[str, Any]:
+    """What `kcm list properties` says of `d`'s Findings: each Finding, when it breaks `d` and what
+    its violations look like (joined with " or " when several Findings break it), and whether
+    one applies under `cfg`. None for each when no Finding breaks `d`."""
+    findings = d.findings
+    return {"finding": " or ".join(str(f) for f, _ in findings) or None,
+            "condition": " or ".join(condition(when) for _, when in findings) or None,
+            "broken_here": d.broken_by_kafka(cfg),
+            "looks_like": " or ".join(f.looks_like for f, _ in findings) or None}
+
+
+def known_line(d: Declaration, cfg: ModelConfig) -> str:
+    """`d`'s Findings in one cell: each with when it breaks `d`, whether under `cfg`, and what its
+    violations look like; empty when no Finding breaks `d`."""
+    return "\n".join(f"{f}; when {condition(when)}" + (" (this config)" if when(cfg) else "")
+                     + f"; excused only if {f.looks_like}" for f, when in d.findings)
 
 
 def registered(cfg: ModelConfig) -> list[Declaration]:

@@ -169,13 +169,16 @@ class ZkLoseReply:
 class ZkConnectionLoss:
     """Controller `broker`'s connection to ZooKeeper drops while it processes the head of its queue
     and comes back within the session timeout: the session and its watches survive (the client
-    re-registers them on reconnection, and `ZooKeeperClient` ignores Disconnected and SyncConnected,
+    library re-registers them on reconnection, `ClientCnxn.primeConnection`'s SetWatches, and
+    `ZooKeeperClient` ignores Disconnected and SyncConnected,
     kafka@2.6.x:core/src/main/scala/kafka/zookeeper/ZooKeeperClient.scala `ZooKeeperClientWatcher`);
-    the request in flight fails with CONNECTIONLOSS and `retryRequestsUntilConnected` resends it
+    the requests in flight fail with CONNECTIONLOSS and `retryRequestsUntilConnected` resends them
     once connected. A request the server had not applied changes nothing; one it had applied is a
-    lost reply, taken here on the event's first partition-state write, as `ZkLoseReply` (requests
-    of a batch are sent one after another, so one request is in flight). The step is taken only
-    if the event makes such a write."""
+    lost reply, taken here on the event's first partition-state write only, as `ZkLoseReply`
+    (2.6 pipelines a batch, up to `zookeeper.max.in.flight.requests` at once,
+    kafka@2.6.x:core/src/main/scala/kafka/zookeeper/ZooKeeperClient.scala `handleRequests`; the
+    model loses one: docs/model.md, "Lost ZooKeeper replies"). The step is taken only if the
+    event makes such a write."""
 
     broker: int
 

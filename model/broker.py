@@ -87,7 +87,10 @@ def _fail_pending_controlled_shutdowns(w: World, b: int) -> None:
 
 def notice_expiry(w: World, b: int) -> None:
     """`beforeInitializingSession`: `clearAndPut(Expire)`. Preempted ControlledShutdown events
-    answer their callback with ControllerMovedException (KAFKA-10193)."""
+    answer their callback with ControllerMovedException
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/ControllerEventManager.scala `clearAndPut`,
+    lines 106-110; KafkaController.scala `preemptControlledShutdown`, lines 1109-1111, and
+    `preempt`, lines 1888-1896: in Kafka since KAFKA-8294, 2.3.0)."""
     _fail_pending_controlled_shutdowns(w, b)
     broker = w.brokers[b]
     w.brokers[b] = broker._replace(connected=False, queue=(Event(EventKind.Expire),))

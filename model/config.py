@@ -84,7 +84,7 @@ class ModelConfig:
     #: Who may join an ISR: "2.6" (the leader adds any caught-up follower, even one on a broker
     #: the controller knows is shutting down: Kafka 2.6, docs/model.md Findings 8) or "kip-841"
     #: (the controller admits only live replicas not shutting down, as AlterPartition does since
-    #: 3.4, KIP-841). A model option, not a bug variant; the implementation honours "2.6" only.
+    #: 3.3.0, KIP-841, KAFKA-14140). A model option, not a bug variant; the implementation honours "2.6" only.
     isr_admission: str = "2.6"
     #: Topic creations (a topic not yet created, or a deleted one created again), each on a
     #: placement Kafka's creation can choose (model/placement.py).

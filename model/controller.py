@@ -18,8 +18,8 @@ Events (`EventKind`) and their handlers:
     RegisterBrokerAndReelect  register /brokers/ids/<id> (new broker epoch); Reelect
     BrokerChange              new, dead and bounced brokers (by broker epoch); onBrokerStartup /
                               onBrokerFailure
-    IsrChangeNotification     refresh the cache from ZK, UpdateMetadata, maybe finish reassignments,
-                              delete the notifications
+    IsrChangeNotification     refresh the cache from ZK, UpdateMetadata, delete the notifications
+                              (2.6 completes no reassignment here)
     ControlledShutdown        move leadership off the broker, StopReplica and ISR shrink for the
                               partitions it follows; answer with the partitions it still leads
     ReplicaLeaderElection     preferred election for /admin/preferred_replica_election
@@ -150,7 +150,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
             self.on_controller_failover()
         except KafkaError:
             # `case t: Throwable => triggerControllerMove()` (kafka@2.6.x:core/src/main/scala/kafka/
-            # controller/KafkaController.scala `elect`, lines 1364-1368). ControllerMoved goes on to
+            # controller/KafkaController.scala `elect`, lines 1365-1368). ControllerMoved goes on to
             # `process`, which calls maybeResign as `elect`'s own catch does.
             self.batch.clear()
             self.trigger_controller_move()
@@ -159,8 +159,14 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         """`triggerControllerMove` (KafkaController.scala lines 1308-1323): if /controller still names
         this broker, resign, then delete /controller (fenced by the epoch's zkVersion read before
         resigning); a failed check means the controller has moved already. The delete is Kafka's own
-        step after resigning, not a write by an inactive controller: it is not marked as one. Every
-        other broker's /controller watch puts Reelect, and one of them fails over next."""
+        step after resigning, not a write by an inactive controller: it is not marked as one.
+
+        The delete puts Reelect at every broker whose /controller watch is armed. In the model
+        that is this broker alone: the election's create in the same step spent every other
+        broker's watch, and no broker can re-arm it in the middle of this event, so this broker
+        fails over next. In Kafka 2.6 the other brokers that processed their ControllerChange
+        while the failover ran are re-armed and get Reelect too (docs/model.md, "Abstractions and
+        omissions": events are atomic)."""
         w = self.w
         # `zkClient.getControllerId` reads /controller, whose handler is registered: the read arms
         # the watch again (the election's own create spent it), so the delete below puts Reelect at
@@ -257,7 +263,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
 
     def fetch_pending_preferred_replica_elections(self) -> list[int]:
         """`fetchPendingPreferredReplicaElections` (kafka@2.6.x:core/src/main/scala/kafka/controller/
-        KafkaController.scala, lines 749-765): a partition of an existing topic is done when its
+        KafkaController.scala, lines 750-768): a partition of an existing topic is done when its
         leader is the preferred replica, read with `partitionLeadershipInfo(partition)`, which throws
         for a partition without leadership (no state znode: none of its replicas was ever live, or
         its topic was queued for deletion before it got a leader), before the topic-deletion filter.
@@ -420,8 +426,10 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
                 self.new_batch()
                 self.add_update_metadata(self.live_brokers())
                 self.send_requests_to_brokers()
-                # (Completing reassignments from here came with AlterIsr in 2.7; in 2.6 the
-                # partition state znode's watch does it.)
+                # (2.6 completes no reassignment here: the reassigning partition's state znode
+                # watch does, PartitionReassignmentIsrChange. Completing from here came with
+                # AlterIsr in 2.7, KAFKA-10521; kafka@2.6.x:core/src/main/scala/kafka/controller/
+                # KafkaController.scala `processIsrChangeNotification`, lines 1676-1695.)
         finally:
             self.delete_isr_change_notifications()
 
@@ -471,10 +479,23 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
                        and not self.is_topic_queued_for_deletion(w.topic_of(p)))
 
     def answer_controlled_shutdown(self, b: int, broker_epoch: int, remaining: int | None) -> None:
+        """The controller's callback answers on the requester's own connection whatever the
+        outcome (an error answer for a refusal: `controlledShutdownCallback`,
+        kafka@2.6.x:core/src/main/scala/kafka/server/KafkaApis.scala lines 335-344), and the
+        process that sent it waits there (`KafkaServer.controlledShutdown`'s `sendAndReceive`,
+        kafka@2.6.x:core/src/main/scala/kafka/server/KafkaServer.scala lines 581-630) and retries
+        on an error. A session expiry does not restart that process: it re-registers with a higher
+        broker epoch (`processRegisterBrokerAndReelect`) and still reads the answer to the request
+        it sent with the old one. Only a process that stopped loses it (its connection died)."""
         w = self.w
         broker = w.brokers[b]
-        if not broker.up or broker.epoch != broker_epoch or broker.shutdown is not Shutdown.AWAITING:
-            return  # the requester is gone (or restarted): nobody reads the answer
+        # A request sent with a later epoch than the broker's is from no process still running.
+        # Limit: the state does not tell the process a request came from, so with two or more
+        # controlled shutdowns per run an answer to a stopped process's request could reach its
+        # restarted successor, if that one is awaiting its own; with at most one per run an
+        # awaiting broker is the requester.
+        if not broker.up or broker_epoch > broker.epoch or broker.shutdown is not Shutdown.AWAITING:
+            return  # the requester is gone: nobody reads the answer
         w.brokers[b] = broker._replace(shutdown=Shutdown.DONE if remaining == 0 else Shutdown.RETRY)
 
     def process_replica_leader_election(self, _: Event) -> None:
@@ -494,7 +515,10 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
                       and not self.is_topic_queued_for_deletion(w.topic_of(p))]
         for p in partitions:
             if self.leadership[p] == NO_ZNODE:
-                raise KafkaError("partitionLeadershipInfo(partition).get on a partition without a leader")
+                # `controllerContext.partitionLeadershipInfo(partition)`, the `apply` of a mutable.Map,
+                # throws NoSuchElementException before `onReplicaElection` (kafka@2.6.x:core/src/main/
+                # scala/kafka/controller/KafkaController.scala `processReplicaLeaderElection`, line 1763)
+                raise KafkaError("partitionLeadershipInfo(partition) on a partition without a leader")
         electable = [p for p in partitions if self.leadership[p].leader != self.assignment[p][0]]
         self.on_replica_election(electable, Strategy.PREFERRED, zk_triggered=True)
 

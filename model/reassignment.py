@@ -11,7 +11,11 @@ RS = current replicas, ORS = original, TRS = target, AR = adding (TRS - ORS), RR
            the epoch); RR -> Offline -> DeletionStarted -> DeletionSuccessful -> NonExistent; ZK
            RS = TRS; remove the partition from /admin/reassign_partitions; UpdateMetadata
 
-Completion is noticed by the state znode's data watch (PartitionReassignmentIsrChange) or an ISR-change notification.
+Completion is noticed by the state znode's data watch (PartitionReassignmentIsrChange,
+`processPartitionReassignmentIsrChange`, kafka@2.6.x:core/src/main/scala/kafka/controller/
+KafkaController.scala lines 1641-1653, 1952-1956), or when the reassignment is run again (a
+failover, a target broker's startup) with TRS in the ISR. An ISR-change notification completes
+none in 2.6 (that came with AlterIsr in 2.7, KAFKA-10521).
 """
 
 from __future__ import annotations
@@ -104,7 +108,7 @@ class ReassignmentMixin(ControllerBase):
             unneeded = [r for r in current[0] if r not in replicas]
             if unneeded:
                 self.stop_removed_replicas(p, unneeded)
-        # PartitionReassignmentIsrChangeHandler: registered here, armed by the read that follows
+        # PartitionReassignmentIsrChangeHandler, armed by the next read (2.6 arms none on a missing znode: unobservable)
         self.w.arm(self.me, partition_watch(p))
         self.reassigning |= 1 << p
 

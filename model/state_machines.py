@@ -330,7 +330,7 @@ class StateMachinesMixin(ControllerBase):
         context, as the callers do) and those to retry (BADVERSION). ControllerMoved propagates; any
         other failure (an expired session) fails every partition of the call
         (kafka@2.6.x:core/src/main/scala/kafka/zk/KafkaZkClient.scala `updateLeaderAndIsr`, lines
-        252-290: `case e: Exception => return UpdateLeaderAndIsrResult(... Left(e))`, `case
+        252-285: `case e: Exception => return UpdateLeaderAndIsrResult(... Left(e))`, `case
         Code.BADVERSION => updatesToRetry += partition`). Within one step the read is current, so
         BADVERSION comes only from a lost reply (`write_leader_and_isr`)."""
         if not new:
@@ -415,7 +415,7 @@ class StateMachinesMixin(ControllerBase):
         CheckOp. ControllerMoved propagates; any other exception (an expired session) fails every
         partition with a live replica (`logFailedStateChange`), which stays New
         (kafka@2.6.x:core/src/main/scala/kafka/controller/PartitionStateMachine.scala
-        `initializeLeaderAndIsrForPartitions`, lines 250-258: `case e: Exception => ... Seq.empty`)."""
+        `initializeLeaderAndIsrForPartitions`, lines 299-306: `case e: Exception => ... Seq.empty`)."""
         with_live = []
         for p in partitions:
             live = tuple(r for r in self.assignment[p] if self.is_replica_online(r))
@@ -440,7 +440,8 @@ class StateMachinesMixin(ControllerBase):
                 # The create was applied; its retry answers NODEEXISTS, which Kafka 2.6 logs as a
                 # failed state change: the partition stays New, uncached, and no LeaderAndIsr is
                 # sent (PartitionStateMachine.scala `initializeLeaderAndIsrForPartitions`, lines
-                # 259-271: `case code => logFailedStateChange(partition, NewPartition, ...)`).
+                # 307-318: `if (code == Code.OK) ... else logFailedStateChange(partition, NewPartition,
+                # OnlinePartition, code)`).
                 continue
             self.leadership[p] = znode
             self.add_leader_and_isr(znode.isr, p, znode, is_new=True)

@@ -63,7 +63,6 @@ Spark figures per level (`LevelFigures`, in `result.extra["spark"]["levels"]` an
 from __future__ import annotations
 
 import contextlib
-import itertools
 import re
 import time
 import uuid
@@ -74,10 +73,10 @@ from functools import partial
 from typing import Any
 
 from kcm.checker.engine.bfs import CheckOptions, select_properties, verdict_of
-from kcm.checker.engine.contract import Always, AlwaysStep, Model, Sometimes
+from kcm.checker.engine.contract import Always, AlwaysStep, Sometimes
 from kcm.checker.engine.coverage import build_coverage
 from kcm.checker.engine.errors import UsageError
-from kcm.checker.engine.result import DEADLOCK, CheckResult, Goal, Trace, Violation
+from kcm.checker.engine.result import DEADLOCK, CheckResult, Goal, Violation
 from kcm.checker.engine.stats import Outdegree, ProgressClock, Stats
 from kcm.spark_explore import checkpoint as snapshots
 from kcm.spark_explore.codec import state_codec
@@ -94,6 +93,7 @@ from kcm.spark_explore.level import (
     key_function,
     merge_partition,
     owner_of,
+    trace_of,
 )
 from kcm.spark_explore.metrics import job_group_figures
 from kcm.spark_explore.spec import ModelSpec
@@ -165,22 +165,6 @@ def explore_spark(spark: Any, model_spec: ModelSpec, options: CheckOptions | Non
     if overrides:
         opts = replace(opts, **overrides)
     return _SparkExplorer(spark, model_spec, opts).run()
-
-
-def trace_of(model: Model, inits: list, path: tuple[int, ...]) -> Trace:
-    """Replay `path` (initial-state index, then action indices) into a trace, as the sequential
-    explorer replays its parent pointers."""
-    state = inits[path[0]]
-    trace = [(None, state)]
-    for i in path[1:]:
-        step = next(itertools.islice(model.successors(state), i, None), None)
-        if step is None:
-            raise RuntimeError(
-                f"model '{model.name}' is not deterministic: replaying a path found on an executor "
-                "did not find the same action (successors order or step results differ)")
-        trace.append(step)
-        state = step[1]
-    return tuple(trace)
 
 
 def _co_partitioned_union(records, candidates):
@@ -317,7 +301,7 @@ class _SparkExplorer:
             self.queue = len(frontier)  # what a stop here leaves unexpanded, as sequentially
             for p in self.always:
                 if not p.holds(state):
-                    self._violated(p.name, p.kind, (index,))
+                    self._violated(p.name, p.kind, (index,), state)
             for g in self.goals:
                 if g.met(state, None, state):
                     self._goal_met(g.name, (index,))
@@ -480,19 +464,20 @@ class _SparkExplorer:
     def _fold(self, task: LevelTask, expanded: list, summaries: list) -> bool:
         """Add a level's summaries to the counters and record what it found, in the sequential
         explorer's order; True when the run stops here."""
-        step_events, goal_events, always_events, deadlock = self._fold_counters(expanded, summaries)
+        step_events, goal_events, always_events, deadlock, known_events = self._fold_counters(expanded, summaries)
         events = [(key, name, self.kinds[name]) for name, key in step_events.items()]
         events += [(key, name, self.kinds[name]) for name, key in always_events.items()]
         if deadlock is not None:
             events.append((deadlock, DEADLOCK, DEADLOCK))
         events.sort()
-        # Known behaviour of the system (kcm.model.catalogue.findings): record the first of each, drop the
-        # property and go on, as the sequential explorer does.
-        for key, name, kind in [e for e in events if e[1] in self.known]:
-            self.known_found.append((name, kind, self._path_of(key)))
-            self._drop(name)
-        events = [e for e in events if e[1] not in self.known]
         first = events[0][0] if events else None
+        # Violations the model's known behaviour explains (`Model.known_violations`, classified on
+        # the executors): record the first of each property and keep checking it, as the
+        # sequential explorer does, which meets none past the violation it stops at.
+        recorded = {name for name, _, _ in self.known_found}
+        for key, name in sorted((key, name) for name, key in known_events.items()):
+            if name not in recorded and not (self.stop and first is not None and first < key):
+                self.known_found.append((name, self.kinds[name], self._path_of(key)))
         if self.stop and first is not None:
             # Goals met before the stop count; then the first deadlock of the level, which is a
             # step shorter, or else the first event.
@@ -509,19 +494,23 @@ class _SparkExplorer:
             self._drop(name)
         return False
 
-    def _fold_counters(self, expanded: list, summaries: list) -> tuple[dict, dict, dict, tuple | None]:
+    def _fold_counters(self, expanded: list, summaries: list) -> tuple[dict, dict, dict, tuple | None, dict]:
         """Add a level's counts to the run's; the first key of each event the level saw (transition
-        invariants, goals, state invariants) and of a deadlock."""
+        invariants, goals, state invariants), of a deadlock, and of each property's violations
+        its known behaviour explains."""
         level_first: dict[str, tuple] = {}
         step_events: dict[str, tuple] = {}
         goal_events: dict[str, tuple] = {}
         always_events: dict[str, tuple] = {}
+        known_events: dict[str, tuple] = {}
         deadlock = None
         for m in summaries:
             for name, count in m.new_states.items():
                 self.new_states[name] = self.new_states.get(name, 0) + count
             for name, key in m.always_events.items():
                 always_events[name] = _min(always_events.get(name), key)
+            for name, key in m.known_events.items():
+                known_events[name] = _min(known_events.get(name), key)
         for e in expanded:
             self.generated += e.generated
             for degree, count in e.outdegrees.items():
@@ -535,11 +524,13 @@ class _SparkExplorer:
                 step_events[name] = _min(step_events.get(name), key)
             for name, key in e.goal_events.items():
                 goal_events[name] = _min(goal_events.get(name), key)
+            for name, key in e.known_step_events.items():
+                known_events[name] = _min(known_events.get(name), key)
             if e.deadlock is not None:
                 deadlock = _min(deadlock, e.deadlock)
         for name, key in level_first.items():
             self.first_seen.setdefault(name, (self.level, key))
-        return step_events, goal_events, always_events, deadlock
+        return step_events, goal_events, always_events, deadlock, known_events
 
     @staticmethod
     def _path_of(key: tuple) -> tuple[int, ...]:
@@ -548,13 +539,16 @@ class _SparkExplorer:
 
     # ---- violations, goals, snapshots, progress ---------------------------------------------------
 
-    def _violated(self, name: str, kind: str, path: tuple[int, ...]) -> None:
-        if name in self.known:
-            self.known_found.append((name, kind, path))
-        else:
-            self.violations.append((name, kind, path))
-            if self.stop:
-                raise _Stop
+    def _violated(self, name: str, kind: str, path: tuple[int, ...], state: Any) -> None:
+        """Initial state `state` (at `path`) violates `name`; the executors classify the others."""
+        known = self.known.get(name)
+        if known is not None and known.matches(state, None, state, lambda: trace_of(self.model, self.inits, path)):
+            if name not in {n for n, _, _ in self.known_found}:
+                self.known_found.append((name, kind, path))
+            return
+        self.violations.append((name, kind, path))
+        if self.stop:
+            raise _Stop
         self._drop(name)
 
     def _drop(self, name: str) -> None:
@@ -585,7 +579,8 @@ class _SparkExplorer:
 
     def _report(self, phase: str, level: int, queue: int) -> None:
         if self.opts.progress is not None:
-            self.opts.progress(self.clock.snapshot(phase, level, self.generated, self.distinct, queue))
+            self.opts.progress(self.clock.snapshot(phase, level, self.generated, self.distinct, queue,
+                                                   self.frontier_sizes))
 
     # ---- the result ------------------------------------------------------------------------------
 
@@ -619,4 +614,4 @@ class _SparkExplorer:
             reason=self.reason, engine="spark", extra={"spark": spark},
             known_violations=tuple(Violation(name, kind, trace_of(model, self.inits, path))
                                    for name, kind, path in self.known_found),
-            known_reasons={name: self.known[name] for name, _, _ in self.known_found})
+            known_reasons={name: self.known[name].reason for name, _, _ in self.known_found})

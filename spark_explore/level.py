@@ -36,7 +36,7 @@ deterministic:
   sequential explorer keeps, and the Spark run finds the same traces, not just traces of the same
   length. This is the "smallest (parent, action index)" rule with the parent's position in BFS
   order instead of its fingerprint.
-- A trace is rebuilt by replaying the path from its initial state (`bfs.trace_of`), as the
+- A trace is rebuilt by replaying the path from its initial state (`trace_of`), as the
   sequential explorer replays its parent pointers; no distributed lookup of parent links is
   needed, and nothing per visited state is kept but its 16-byte fingerprint. A pickled path costs
   about two bytes per step and lives only in the frontier and the candidates.
@@ -46,6 +46,11 @@ deterministic:
   followed by `DEADLOCK_SLOT`, after all its edges), and the property's index in the level's
   list. Sorting events by key replays the order in which the sequential explorer meets them, so
   the driver picks the same first violation (`bfs.py`).
+- A violation of a property the model lists as known behaviour of the system
+  (`Model.known_violations`) is classified where it is found, by the property's
+  `KnownViolation.matches` on the violating edge (the trace, if it asks, replayed from the path):
+  excused ones are reported apart (`known_step_events`, `known_events`, the first of each
+  property), any other as a violation, and the property stays checked either way.
 
 Stages. `expand_partition` (the map side of the level's one shuffle) sorts its frontier by path,
 and for each state decodes it and calls `model.successors` once; per edge it checks the transition
@@ -71,6 +76,7 @@ constants). Encodings need not be canonical: identity comes from `model.fingerpr
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 from collections import Counter
@@ -80,7 +86,8 @@ from operator import itemgetter
 from typing import Any
 
 from kcm.checker.engine.collector import pausing_collector
-from kcm.checker.engine.contract import Always, AlwaysStep, Model, Sometimes
+from kcm.checker.engine.contract import Always, AlwaysStep, KnownViolation, Model, Sometimes
+from kcm.checker.engine.result import Trace
 from kcm.spark_explore.codec import ModelCodec, StateCodec, state_codec
 from kcm.spark_explore.fpset import FingerprintSet
 from kcm.spark_explore.spec import ModelSpec, load_model
@@ -187,6 +194,8 @@ class ExpandSummary:
     edges: Counter = field(default_factory=Counter)
     #: Property name -> smallest event key.
     step_events: dict[str, tuple] = field(default_factory=dict)
+    #: Property name -> smallest event key of a violation its known behaviour explains.
+    known_step_events: dict[str, tuple] = field(default_factory=dict)
     goal_events: dict[str, tuple] = field(default_factory=dict)
     deadlock: tuple | None = None
     seconds: float = 0.0
@@ -201,6 +210,8 @@ class MergeSummary:
     new: int = 0
     new_states: dict[str, int] = field(default_factory=dict)
     always_events: dict[str, tuple] = field(default_factory=dict)
+    #: Property name -> smallest event key of a violation its known behaviour explains.
+    known_events: dict[str, tuple] = field(default_factory=dict)
     visited: int = 0
     visited_bytes: int = 0
     seconds: float = 0.0
@@ -276,11 +287,48 @@ def _frontier_and_visited(records: Iterable[tuple]) -> tuple[list, FingerprintSe
     return frontier, visited
 
 
-def _failed(always: Sequence, t: object, stop: bool) -> tuple[int, ...]:
-    """The indexes of the state invariants `t` breaks (the first only when the run stops at one)."""
+def trace_of(model: Model, inits: Sequence, path: tuple[int, ...]) -> Trace:
+    """Replay `path` (initial-state index, then action indices) into a trace, as the sequential
+    explorer replays its parent pointers."""
+    state = inits[path[0]]
+    trace = [(None, state)]
+    for i in path[1:]:
+        step = next(itertools.islice(model.successors(state), i, None), None)
+        if step is None:
+            raise RuntimeError(
+                f"model '{model.name}' is not deterministic: replaying a path found on an executor "
+                "did not find the same action (successors order or step results differ)")
+        trace.append(step)
+        state = step[1]
+    return tuple(trace)
+
+
+def _excused(model: Model, known: KnownViolation, s: object, a: object, t: object, path: tuple[int, ...]) -> bool:
+    """Whether the model's known behaviour explains this violation (the edge `path` ends with)."""
+    return known.matches(s, a, t, lambda: trace_of(model, model.init_states(), path))
+
+
+def _step_violated(model: Model, known: KnownViolation | None, name: str, event: tuple,
+                   s: object, a: object, t: object, out: ExpandSummary) -> None:
+    """Transition invariant `name` fails on the edge `event` stands for: a violation, unless the
+    model's known behaviour explains it (then the partition's first such one is kept apart)."""
+    if known is None or not _excused(model, known, s, a, t, event[0]):
+        out.step_events[name] = event
+    elif name not in out.known_step_events:
+        out.known_step_events[name] = event
+
+
+def _failed(model: Model, always: Sequence, known: dict, s: object, a: object, t: object, path: tuple[int, ...],
+            stop: bool) -> tuple[int, ...]:
+    """The indexes of the state invariants `t` breaks, `~i` for one the model's known behaviour
+    explains (`known`: by name); up to the first other one only when the run stops at one."""
     failed: tuple[int, ...] = ()
     for i, p in enumerate(always):
         if not p.holds(t):
+            k = known.get(p.name)
+            if k is not None and _excused(model, k, s, a, t, path):
+                failed += (~i,)
+                continue
             failed += (i,)
             if stop:
                 break
@@ -304,6 +352,7 @@ def expand_partition(task: LevelTask, report: Callable[[list], None], index: int
     goals = list(enumerate(_selected(model, task.goals, Sometimes)))
     edges_taken = model.edges_taken if task.table_coverage else None
     action_name, successors, stop = model.action_name, model.successors, task.stop
+    known = dict(model.known_violations())
     out = ExpandSummary(index)
     evals, first_seen, outdegrees = out.evaluations, out.first_seen, out.outdegrees
     step_events, goal_events = out.step_events, out.goal_events
@@ -331,7 +380,7 @@ def expand_partition(task: LevelTask, report: Callable[[list], None], index: int
                 judged = steps_of[type(a)] = [(i, p) for i, p in steps if p.may_fail_on(type(a))]
             for i, p in judged:
                 if p.name not in step_events and not p.holds(s, a, t):
-                    step_events[p.name] = (key, STEP, i)
+                    _step_violated(model, known.get(p.name), p.name, (key, STEP, i), s, a, t, out)
             if goals:
                 for i, g in goals:
                     if g.met(s, a, t):
@@ -349,7 +398,7 @@ def expand_partition(task: LevelTask, report: Callable[[list], None], index: int
                         n += 1
                         continue
                 out.candidates += 1
-                yield tk, (key, kind, encode(t), _failed(always, t, stop))
+                yield tk, (key, kind, encode(t), _failed(model, always, known, s, a, t, key, stop))
             n += 1
         out.states += 1
         out.generated += n
@@ -382,12 +431,15 @@ def merge_partition(task: LevelTask, report: Callable[[list], None], index: int,
     if visited is None:  # a partition with no visited record is empty (never happens in bfs.py)
         visited = FingerprintSet()
     out.received = len(best)
-    news, always_events, names = out.new_states, out.always_events, task.always
+    news, always_events, known_events, names = out.new_states, out.always_events, out.known_events, task.always
     new = sorted(((c[0], key, c) for key, c in best.items() if key[-16:] not in visited), key=itemgetter(0))
     for path, key, (_, kind, data, failed) in new:
         news[kind] = news.get(kind, 0) + 1
         for i in failed:
-            _keep_min(always_events, names[i], (path, ALWAYS, i))
+            if i >= 0:
+                _keep_min(always_events, names[i], (path, ALWAYS, i))
+            else:
+                _keep_min(known_events, names[~i], (path, ALWAYS, ~i))
         yield key, (path, data)
     merged = visited.merged(key[-16:] for _, key, _ in new)
     out.new = len(new)

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import functools
 import gc
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from kcm.checker.engine.bfs import CheckOptions, explore
@@ -103,3 +106,15 @@ def liveness_run(preset: str):
 def liveness_of():
     """`liveness_of(preset)`: the cached `liveness_run`."""
     return liveness_run
+
+
+@pytest.fixture(scope="session")
+def v6_run(tmp_path_factory) -> Path:
+    """`kcm explore --preset v6` through the real command line, once per session: its 4-step
+    counterexample (`IsrNonEmpty.itf.json`), report.json and report.html. Read it, do not write
+    into it: the report, trace and explorer tests share it."""
+    out = tmp_path_factory.mktemp("v6")
+    proc = subprocess.run([sys.executable, "-m", "kcm.cli", "explore", "--preset", "v6", "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    return out

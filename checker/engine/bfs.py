@@ -28,6 +28,13 @@ no successor is a deadlock unless `model.is_terminal` says it is a legal end (TL
 filter. By default the run stops at the first violation; with `stop_on_violation=False` (TLC
 `-continue`) it records one violation per property and keeps going.
 
+Known violations. A property the model says the modelled system itself breaks
+(`Model.known_violations`) is still checked everywhere, and each of its violations is classified
+as it is found: one the property's `KnownViolation.matches` accepts is the known behaviour (the
+first, hence shortest, is recorded; the run neither stops nor drops the property), any other is a
+violation like any property's. So the shortest violation of a property may be a known one and a
+longer one still fail the run. Matchers read the violating step, and the trace only on demand.
+
 Cost. The inner loop does, per edge: one fingerprint, one dict lookup, two counter increments and
 the property calls; per new state, the `Always` calls and one append. Only the transition
 invariants that judge the action's kind are called (`AlwaysStep.judges`; a tuple per action type,
@@ -63,6 +70,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from kcm.checker.engine.collector import paused_collector
@@ -121,6 +129,11 @@ class CheckOptions:
     #: Asked before each level and every 64 states: True ends the run as an interruption
     #: (KeyboardInterrupt) does, for a caller that cannot raise one in it (`kcm.checker.engine.runs`).
     should_stop: Callable[[], bool] | None = None
+
+
+#: How many rebuilt traces (prefixes included) `_trace_to` keeps: enough for the prefixes a level's
+#: violations share, bounded since a trace holds a state per step.
+TRACES_KEPT = 1 << 12
 
 
 class _Stop(Exception):
@@ -189,6 +202,11 @@ class _Explorer:
         #: Properties the model lists as known behaviour of the system, and their violations found.
         self.known = dict(model.known_violations())
         self.known_found: list[Violation] = []
+        self.known_names: set[str] = set()
+        #: Traces rebuilt so far, by fingerprint, each prefix included (`_trace_to`), at most
+        #: `TRACES_KEPT`: the violations of a property a matcher classifies by its trace share
+        #: most of their prefixes, so each one costs a few steps of replay, not a whole trace.
+        self.traces: dict[bytes, Trace] = {}
         self.witnesses: dict[str, Trace] = {}
         self.counters = CoverageCounters()
         self.outdegrees: dict[int, int] = {}
@@ -280,7 +298,7 @@ class _Explorer:
                 frontier.append((state, f))
                 for p in self.always:
                     if not p.holds(state):
-                        self._violated(p.name, p.kind, self._trace_to(f), 0)
+                        self._violated(p.name, p.kind, partial(self._trace_to, f), 0, state, None, state)
                 for g in self.goals:
                     if g.met(state, None, state):
                         self._goal_met(g, self._trace_to(f))
@@ -322,8 +340,9 @@ class _Explorer:
                                 step_props = self._step_props_judging(kind)
                             for p in step_props:
                                 if not p.holds(s, a, t):
-                                    self._violated(p.name, p.kind, self._trace_edge(f, n if idx is None else idx[n]),
-                                                  level + 1)
+                                    self._violated(p.name, p.kind,
+                                                   partial(self._trace_edge, f, n if idx is None else idx[n]),
+                                                   level + 1, s, a, t)
                                     step_props_of = self.step_props_of
                             for g in goals:
                                 if g.met(s, a, t):
@@ -342,7 +361,8 @@ class _Explorer:
                                 next_frontier.append((t, tf))
                                 for p in always:
                                     if not p.holds(t):
-                                        self._violated(p.name, p.kind, self._trace_to(tf), level + 1)
+                                        self._violated(p.name, p.kind, partial(self._trace_to, tf), level + 1,
+                                                       s, a, t)
                                         always = self.always
                             if graph is not None:
                                 add_edge(ids[tf], a, is_healing(s, a))
@@ -352,14 +372,14 @@ class _Explorer:
                             graph.mark_pruned(sid)
                         outdegrees[n] = outdegrees.get(n, 0) + 1
                         if n == 0 and self.check_deadlock and not model.is_terminal(s):
-                            self._violated(DEADLOCK, DEADLOCK, self._trace_to(f), level)
+                            self._violated(DEADLOCK, DEADLOCK, partial(self._trace_to, f), level, s, None, s)
                         # Ask whether to stop and look at the clock every 64 states only.
                         if (pos & 63) == 0:
                             if should_stop is not None and should_stop():
                                 raise KeyboardInterrupt
                             if progress is not None and self.clock.now() >= next_tick:
                                 queue = len(frontier) - pos - 1 + len(next_frontier)
-                                self._report(progress, "tick", level + 1, queue)
+                                self._report(progress, "tick", level + 1, queue, pos + 1)
                                 next_tick = self.clock.now() + interval
                 except _Stop as stop:
                     if stop.length > level:
@@ -387,21 +407,35 @@ class _Explorer:
                 self.violations[-1:] = [Violation(DEADLOCK, DEADLOCK, self._trace_to(f))]
                 return
 
-    def _report(self, progress, phase: str, level: int, queue: int) -> None:
+    def _report(self, progress, phase: str, level: int, queue: int, expanded: int = 0) -> None:
         if progress is not None:
-            progress(self.clock.snapshot(phase, level, self.generated, len(self.parents), queue))
+            progress(self.clock.snapshot(phase, level, self.generated, len(self.parents), queue,
+                                         self.frontier_sizes, expanded))
 
     # ---- violations and goals ------------------------------------------------------------------
 
-    def _violated(self, name: str, kind: str, trace: Trace, length: int) -> None:
-        if name in self.known:
+    def _violated(self, name: str, kind: str, trace: Callable[[], Trace], length: int,
+                  state: Any, action: Any, next_state: Any) -> None:
+        """A violation of `name` on the edge (state, action, next_state), its trace built on demand."""
+        built: list[Trace] = []
+
+        def lazy() -> Trace:   # built once, if at all
+            if not built:
+                built.append(trace())
+            return built[0]
+
+        known = self.known.get(name)
+        if known is not None and known.matches(state, action, next_state, lazy):
             # Known behaviour of the system (e.g. a listed Kafka 2.6 Finding): keep its first,
-            # hence shortest, trace and go on without it; it neither stops the run nor hides others.
-            self.known_found.append(Violation(name, kind, trace))
-        else:
-            self.violations.append(Violation(name, kind, trace))
-            if self.stop:
-                raise _Stop(length)
+            # hence shortest, trace; it neither stops the run nor hides others, and the
+            # property stays checked, since a later violation of it may be another one.
+            if name not in self.known_names:
+                self.known_names.add(name)
+                self.known_found.append(Violation(name, kind, lazy()))
+            return
+        self.violations.append(Violation(name, kind, lazy()))
+        if self.stop:
+            raise _Stop(length)
         # -continue: one violation per property, so stop checking this one.
         if kind == DEADLOCK:
             self.check_deadlock = False
@@ -422,23 +456,38 @@ class _Explorer:
     # ---- traces --------------------------------------------------------------------------------
 
     def _trace_to(self, fp: bytes) -> Trace:
-        """Replay the parent pointers from an initial state to the state with fingerprint `fp`."""
-        indices = []
-        parent, index = self.parents[fp]
-        while parent is not None:
-            indices.append(index)
-            parent, index = self.parents[parent]
-        state = self.inits[index]
-        trace = [(None, state)]
-        for i in reversed(indices):
+        """Replay the parent pointers from an initial state (or from the longest prefix rebuilt
+        before, `traces`) to the state with fingerprint `fp`."""
+        kept = self.traces
+        if fp in kept:
+            return kept[fp]
+        path: list[tuple[bytes, int]] = []   # (fingerprint, successor index), up to a kept prefix or an init
+        at = fp
+        parent, index = self.parents[at]
+        while parent is not None and parent not in kept:
+            path.append((at, index))
+            at = parent
+            parent, index = self.parents[at]
+        if parent is None:
+            trace: Trace = ((None, self.inits[index]),)
+        else:
+            path.append((at, index))
+            trace = kept[parent]
+        state = trace[-1][1]
+        for at, i in reversed(path):
             action, state = next(itertools.islice(self.model.successors(state), i, None))
-            trace.append((action, state))
+            trace += ((action, state),)
+            if len(kept) >= TRACES_KEPT:
+                del kept[next(iter(kept))]   # the oldest
+            kept[at] = trace
+        if not path:   # `fp` is an initial state
+            kept[fp] = trace
         if self._fingerprint_fn()(state) != fp:
             raise RuntimeError(
                 f"model '{self.model.name}' is not deterministic: replaying the parent pointers "
                 "did not reach the same state (successors order or step results differ between calls)"
             )
-        return tuple(trace)
+        return trace
 
     def _trace_edge(self, fp: bytes, index: int) -> Trace:
         """The trace to the state `fp`, extended by its `index`-th successor."""
@@ -480,5 +529,5 @@ class _Explorer:
             model=model.name, verdict=verdict, violations=tuple(violations), goals=goals,
             stats=stats, coverage=coverage, symmetry=self.symmetric, checked=self.checked,
             reason=self.reason, extra=extra, known_violations=tuple(self.known_found),
-            known_reasons={v.name: self.known[v.name] for v in self.known_found},
+            known_reasons={v.name: self.known[v.name].reason for v in self.known_found},
         )

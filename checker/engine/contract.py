@@ -93,6 +93,27 @@ class Sometimes(Generic[State, Action]):
 Property = Always | AlwaysStep | Sometimes
 
 
+#: A violation's trace, rebuilt on demand: `((None, s0), (a1, s1), ..., (an, sn))`.
+LazyTrace = Callable[[], Sequence[tuple[Any, Any]]]
+
+
+@dataclass(frozen=True)
+class KnownViolation:
+    """A property the modelled system itself breaks (`Model.known_violations`), and how to tell
+    its violations from any other violation of the same property.
+
+    `matches(state, action, next_state, trace)` is asked of each violation: for a transition
+    invariant the violating edge; for a state invariant `next_state` is the violating state and
+    `(state, action)` the step into it (`(init, None, init)` for an initial state, as for goals).
+    `trace()` rebuilds the whole trace to the violation, which costs a replay: a matcher asks for
+    it only when the last step cannot decide. A violation it accepts is the known behaviour;
+    any other is reported as a violation."""
+
+    #: Why the system breaks it (the model's finding), printed beside each violation excused.
+    reason: str
+    matches: Callable[[Any, Any, Any, LazyTrace], bool]
+
+
 # ---- what partial-order reduction needs (`Model.por_info`, `kcm.checker.engine.por`) -----------------
 
 
@@ -243,10 +264,11 @@ class Model(Generic[State, Action]):
     def properties(self) -> Sequence[Property]:
         return ()
 
-    def known_violations(self) -> dict[str, str]:
-        """Properties the modelled system itself is known to break (property name -> why, e.g. a
-        Finding). Checkers record the shortest trace of each, keep exploring and do not fail the
-        verdict for them; none by default."""
+    def known_violations(self) -> Mapping[str, KnownViolation]:
+        """Properties the modelled system itself is known to break, each with why and which of its
+        violations are that behaviour (`KnownViolation`). Checkers classify every violation of such
+        a property: one its `matches` accepts is recorded (the shortest trace of each property) and
+        does not fail the verdict; any other is a violation like any property's. None by default."""
         return {}
 
     # ---- what checkers need beyond the transition relation, with defaults --------------------
@@ -338,6 +360,13 @@ class Model(Generic[State, Action]):
     def format_action(self, action: Action) -> str:
         """A readable one-line rendering of `action` (its repr by default)."""
         return repr(action)
+
+    def describe_action(self, state: State, action: Action) -> str:
+        """`action` taken in `state`, in one line for a reader: what it does there (the event a
+        controller processes, the request delivered), which the label alone may not say. Traces
+        show it beside the label; replay still matches steps by `format_action`. The label by
+        default."""
+        return self.format_action(action)
 
     def edges_taken(self, state: State, action: Action, next_state: State) -> Iterable[Hashable]:
         """The state-table edges this step takes, for coverage (none by default)."""

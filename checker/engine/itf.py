@@ -31,7 +31,10 @@ the state where the cycle starts; the last state equals it), and for replay the 
 `ModelSpec` as `model_factory` ("module:function") with `model_args` (keyword arguments;
 `kcm.checker.engine.model_spec`). Each state's `#meta` holds `index`, `action` (the label, as
 `Model.format_action` renders it), `action_kind` and `action_fields` (the action's own fields as an
-ITF record, which the sequence diagram reads its actors from).
+ITF record, which the sequence diagram reads its actors from), and `action_description` when
+`Model.describe_action` says more than the label (`ControllerProcessEvent(broker=0): Startup`):
+the text traces show it, readers of other ITF producers' files ignore it, and replay keeps
+matching the label.
 
 Reading (`read_itf`) decodes values back to plain, hashable Python: ints, bools, strings, tuples
 (`#tup`), `ItfList` (JSON arrays), frozensets (`#set`), `ItfMap` (`#map`), `Record` (records and
@@ -212,6 +215,7 @@ def itf_document(
         raise ValueError("an ITF trace needs at least the initial state")
     states, labels = [], []
     names: list[str] | None = None
+    describe = getattr(model, "describe_action", None)  # a model need not derive from `Model`
     for index, (action, state) in enumerate(trace):
         variables = model.fields(state)
         if names is None:
@@ -224,6 +228,9 @@ def itf_document(
         if action is not None:
             meta["action_kind"] = model.action_name(action)
             meta["action_fields"] = action_fields(action)
+            description = describe(trace[index - 1][1], action) if describe is not None else label
+            if description != label:
+                meta["action_description"] = description
         states.append({"#meta": meta, **{name: encode_value(v) for name, v in variables.items()}})
     top: dict[str, Any] = {
         "format": "ITF",
@@ -326,7 +333,8 @@ def _decode_tagged(tag: str, body: Any, where: str) -> Any:
 @dataclass(frozen=True)
 class ItfTrace:
     """A decoded ITF trace: variable names, states (variable -> plain value), per-state action
-    labels (None where unknown, always for state 0), per-state action fields, and `#meta`."""
+    labels (None where unknown, always for state 0), per-state action fields, `#meta`, and per
+    state the action's description where the file has one (`described` reads it)."""
 
     vars: tuple[str, ...]
     states: tuple[dict[str, Any], ...]
@@ -335,6 +343,13 @@ class ItfTrace:
     action_kinds: tuple[str | None, ...]
     meta: dict[str, Any]
     loop: int | None = None
+    descriptions: tuple[str | None, ...] = ()
+
+    def described(self, i: int) -> str | None:
+        """Step `i`'s action as a reader wants it: its description (`Model.describe_action`) when
+        the file has one, else its label (None when neither is recorded)."""
+        text = self.descriptions[i] if i < len(self.descriptions) else None
+        return text if text is not None else self.actions[i]
 
     @property
     def invariant(self) -> str | None:
@@ -375,7 +390,7 @@ def _parse(doc: Any) -> ItfTrace:
     if loop is not None and not 0 <= loop < len(raw_states) - 1:
         raise _Bad(f"'loop' {loop} is not a state a cycle of this trace can start at "
                    f"({f'0 to {len(raw_states) - 2}' if len(raw_states) > 1 else 'it has one state'})")
-    states, labels, kinds, afields = [], [], [], []
+    states, labels, kinds, afields, descriptions = [], [], [], [], []
     top_labels = meta.get("actions") if isinstance(meta.get("actions"), list) else None
     for index, raw in enumerate(raw_states):
         if not isinstance(raw, dict):
@@ -395,10 +410,13 @@ def _parse(doc: Any) -> ItfTrace:
             label = top_labels[index]
         labels.append(label if isinstance(label, str) else None)
         kinds.append(smeta.get("action_kind") if isinstance(smeta.get("action_kind"), str) else None)
+        description = smeta.get("action_description")
+        descriptions.append(description if isinstance(description, str) else None)
         fields_expr = smeta.get("action_fields", {})
         decoded = _decode(fields_expr, f"state {index}, #meta.action_fields")
         afields.append(decoded if isinstance(decoded, Record) else Record())
-    return ItfTrace(tuple(names), tuple(states), tuple(labels), tuple(afields), tuple(kinds), meta, loop)
+    return ItfTrace(tuple(names), tuple(states), tuple(labels), tuple(afields), tuple(kinds), meta, loop,
+                    tuple(descriptions))
 
 
 def read_itf(path: str | Path) -> ItfTrace:

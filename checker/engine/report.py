@@ -9,10 +9,17 @@ violations, behaviour of the modelled system, which do not fail the verdict: eac
 `kind`, `trace_length`, `finding`), `goals` (name -> met), `coverage` (`table_edges_taken`,
 `table_edges_total`, `untaken`, `illegal_requests`, `actions`), `proofs` (each `property`,
 `brokers`, `result`, `seconds`), plus `variant` and the versions the caller passes (`kcm_version`,
-`kafka_version`); with `kcm explore --liveness`, `liveness` (`liveness_section`).
+`kafka_version`); with `kcm explore --liveness`, `liveness` (`liveness_section`). `outcomes`
+holds each property's one outcome (`kcm.checker.engine.result.Outcome`: `name`, `category`,
+`status`, `text`, and `kind`, `steps`, `finding`, `trace_file` where they apply), `counts` the
+same counted by category and status, and `summary` the counts in words; `reason` says why a run
+is incomplete ("interrupted", "max_depth", ...).
 
-JUnit XML has one test case per property checked (failed if violated), per goal (failed if not
-met), per proof (failed unless proved) and one for table coverage, so CI dashboards show them.
+JUnit XML renders the same outcomes: one test case per property checked, failed if violated,
+*skipped* with the Finding as its message if it broke as a known Kafka 2.6 behaviour (so that a
+dashboard shows it), skipped too when an incomplete run could not judge it; one per goal (failed
+if a complete run never met it, skipped if an incomplete run did not reach it), one per proof
+(failed unless proved) and one for table coverage.
 """
 
 from __future__ import annotations
@@ -23,18 +30,40 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kcm.checker.engine.result import CheckResult
+from kcm.checker.engine.result import GOAL, HELD, KNOWN, MET, VIOLATED, CheckResult, Outcome, count_text, counts
 
 SCHEMA_VERSION = 1
 
 
-def verdict_of(result: CheckResult | None, proofs: Sequence[Any]) -> str:
-    """The overall verdict: a failed proof or a violation wins, then an incomplete part."""
+def verdict_of(result: CheckResult | None, proofs: Sequence[Any], reason: str = "") -> str:
+    """The overall verdict: a failed proof or a violation wins, then an incomplete part (a proof
+    not proved, an exploration cut short, or a run stopped for `reason` before its last phase)."""
     if any(p.result == "failed" for p in proofs) or (result is not None and result.verdict == "violation"):
         return "violation"
-    if any(p.result != "proved" for p in proofs) or (result is not None and result.verdict == "incomplete"):
+    if (reason or any(p.result != "proved" for p in proofs)
+            or (result is not None and result.verdict == "incomplete")):
         return "incomplete"
     return "pass"
+
+
+def _reason(verdict: str, result: CheckResult | None, proofs: Sequence[Any], reason: str) -> str:
+    """Why an incomplete run is incomplete; empty for any other verdict."""
+    if verdict != "incomplete":
+        return ""
+    if reason:
+        return reason
+    if result is not None and result.verdict == "incomplete":
+        return result.reason or "cut short"
+    return "a proof timed out" if any(p.result == "unknown" for p in proofs) else "cut short"
+
+
+def outcome_entry(o: Outcome, trace_files: Mapping[str, str]) -> dict[str, Any]:
+    """One `outcomes` entry of the report."""
+    trace = trace_files.get(f"known {o.name}" if o.status == KNOWN else o.name) if o.steps is not None else None
+    entry: dict[str, Any] = {"name": o.name, "category": o.category, "status": o.status, "text": o.text()}
+    entry.update({k: v for k, v in (("kind", o.kind), ("steps", o.steps), ("loop", o.loop),
+                                    ("finding", o.finding), ("trace_file", trace)) if v not in (None, "")})
+    return entry
 
 
 def _edge(e: Any) -> str:
@@ -43,14 +72,17 @@ def _edge(e: Any) -> str:
 
 def build(result: CheckResult | None, proofs: Sequence[Any], *, preset: str, variant: str = "",
           trace_files: Mapping[str, str] | None = None, duration_s: float | None = None,
-          versions: Mapping[str, str] | None = None) -> dict[str, Any]:
+          versions: Mapping[str, str] | None = None, reason: str = "") -> dict[str, Any]:
     """The JSON report as a dict; `versions` (the checker's and the modelled system's, as
-    `{"kcm_version": ..., "kafka_version": ...}`) follow `schema_version`."""
+    `{"kcm_version": ..., "kafka_version": ...}`) follow `schema_version`. `reason` says why the
+    run stopped before its last phase (an interruption during the proofs: "interrupted")."""
     trace_files = trace_files or {}
+    verdict = verdict_of(result, proofs, reason)
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         **(versions or {}),
-        "verdict": verdict_of(result, proofs),
+        "verdict": verdict,
+        "reason": _reason(verdict, result, proofs, reason),
         "preset": preset,
         "variant": variant,
         "engine": result.engine if result is not None else None,
@@ -61,7 +93,7 @@ def build(result: CheckResult | None, proofs: Sequence[Any], *, preset: str, var
         doc.update(distinct_states=0, generated_states=0, depth=0, symmetry=False,
                    duration_s=round(duration_s or 0.0, 3), violations=[], known_violations=[], goals={},
                    coverage={"table_edges_taken": 0, "table_edges_total": 0, "untaken": [],
-                             "illegal_requests": [], "actions": {}})
+                             "illegal_requests": [], "actions": {}}, outcomes=[], counts={}, summary="")
         return doc
     cov = result.coverage
     taken = [e for e in cov.edges_taken if e not in cov.outside_universe]
@@ -77,6 +109,9 @@ def build(result: CheckResult | None, proofs: Sequence[Any], *, preset: str, var
         known_violations=[{"invariant": v.name, "kind": v.kind, "trace_length": v.trace_length,
                            "finding": result.known_reasons.get(v.name, "")} for v in result.known_violations],
         goals={name: g.met for name, g in result.goals.items()},
+        outcomes=[outcome_entry(o, trace_files) for o in result.outcomes()],
+        counts=counts(result.outcomes()),
+        summary=count_text(result.outcomes()),
         coverage={
             "table_edges_taken": len(taken),
             "table_edges_total": cov.edges_total,
@@ -124,33 +159,54 @@ def write_json(doc: Mapping[str, Any], path: str | Path) -> Path:
     return p
 
 
-def junit(result: CheckResult | None, proofs: Sequence[Any], *, preset: str) -> ET.Element:
-    """JUnit XML: one test suite per part (properties, goals, proofs, coverage)."""
-    suites = ET.Element("testsuites", name=f"kcm check {preset}")
-
-    def suite(name: str, cases: list[tuple[str, str | None, float]]) -> None:
-        failures = sum(1 for _, msg, _ in cases if msg)
-        s = ET.SubElement(suites, "testsuite", name=name, tests=str(len(cases)), failures=str(failures))
-        for case, msg, secs in cases:
-            c = ET.SubElement(s, "testcase", classname=f"kcm.{name}", name=case, time=f"{secs:.3f}")
-            if msg:
-                ET.SubElement(c, "failure", message=msg).text = msg
-
+def junit(result: CheckResult | None, proofs: Sequence[Any], *, preset: str, title: str = "kcm check",
+          reason: str = "") -> ET.Element:
+    """JUnit XML: one test suite per part (properties, goals, coverage, proofs), each case the
+    rendering of one outcome (`junit_case`); a run stopped for `reason` before its last phase
+    starts with a suite "run" whose one case, skipped, says so (a dashboard shows a run with
+    nothing else to list as skipped, not as passed)."""
+    suites = ET.Element("testsuites", name=f"{title} {preset}")
+    if reason:
+        suite(suites, "run", [("every phase finished", "skipped", f"incomplete: {reason}", 0.0)])
     if result is not None:
-        violated = {v.name: v for v in result.violations}
-        cases = []
-        for name in result.checked:
-            v = violated.get(name)
-            cases.append((name, f"{v.kind} violated after {v.trace_length} steps" if v else None, 0.0))
-        suite("properties", cases)
-        suite("goals", [(g.name, None if g.met else "never met", 0.0) for g in result.goals.values()])
+        outcomes = result.outcomes()
+        suite(suites, "properties", [junit_case(o) for o in outcomes if o.category != GOAL])
+        suite(suites, "goals", [junit_case(o) for o in outcomes if o.category == GOAL])
         untaken = result.coverage.untaken
-        suite("coverage", [("every table edge taken", f"untaken: {', '.join(map(_edge, untaken))}" if untaken else None,
-                            0.0)])
+        suite(suites, "coverage", [("every table edge taken", "failure" if untaken else None,
+                                    f"untaken: {', '.join(map(_edge, untaken))}" if untaken else "", 0.0)])
     if proofs:
-        suite("proofs", [(f"{p.property} [{p.brokers} brokers]", None if p.result == "proved" else p.result,
-                          p.seconds) for p in proofs])
+        suite(suites, "proofs", [(f"{p.property} [{p.brokers} brokers]",
+                                  None if p.result == "proved" else "failure" if p.result == "failed" else "skipped",
+                                  p.result, p.seconds) for p in proofs])
     return suites
+
+
+#: One JUnit case: its name, "failure", "skipped" or None (passed), the message, the seconds.
+Case = tuple[str, str | None, str, float]
+
+
+def junit_case(o: Outcome) -> Case:
+    """An outcome as a JUnit case: a violation or an unmet goal fails, a known behaviour and
+    anything an incomplete run could not judge is skipped with the outcome's words as message."""
+    if o.failed:
+        return o.name, "failure", (f"{o.kind} " if o.kind and o.status == VIOLATED else "") + o.text(), 0.0
+    if o.status in (HELD, MET):
+        return o.name, None, "", 0.0
+    return o.name, "skipped", o.text(), 0.0
+
+
+def suite(parent: ET.Element, name: str, cases: Sequence[Case]) -> ET.Element:
+    """A `<testsuite>` of `cases` under `parent`, with its counts."""
+    failures = sum(1 for _, how, _, _ in cases if how == "failure")
+    skipped = sum(1 for _, how, _, _ in cases if how == "skipped")
+    s = ET.SubElement(parent, "testsuite", name=name, tests=str(len(cases)), failures=str(failures),
+                      skipped=str(skipped))
+    for case, how, msg, secs in cases:
+        c = ET.SubElement(s, "testcase", classname=f"kcm.{name}", name=case, time=f"{secs:.3f}")
+        if how is not None:
+            ET.SubElement(c, how, message=msg).text = msg
+    return s
 
 
 def write_junit(element: ET.Element, path: str | Path) -> Path:

@@ -14,10 +14,23 @@ Verdicts (the `kcm` exit codes 0 / 1 / 3):
 - "incomplete": no violation, but the run was cut (`max_depth`, an interruption), so the absence
   of violations and unmet goals means nothing beyond the explored part;
 - "pass": the whole reachable state space was explored, every property held and every goal was met.
+
+Each property checked has one outcome (`Outcome`, `CheckResult.outcomes`), computed here once and
+rendered the same way by every output (the terminal, the JSON report, JUnit XML, the reviewer's
+page):
+
+- an invariant (safety, quiescence, transition, ...), `deadlock` or a liveness property either
+  "held", was "violated", broke as a "known" behaviour of the modelled system (with its Finding;
+  it does not fail the verdict), was "not violated in the explored part" of an incomplete run
+  (`UNREFUTED`), or was "not judged" (the liveness check needs the whole graph);
+- a goal (`Sometimes`) was "met", "not met" by a complete run, or "not reached" by an incomplete
+  one, which says nothing about whether the model can reach it.
 """
 
 from __future__ import annotations
 
+import textwrap
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +44,12 @@ Trace = tuple[Step, ...]
 DEADLOCK = "deadlock"
 
 PASS, VIOLATION, INCOMPLETE = "pass", "violation", "incomplete"
+
+#: A property's outcome (`Outcome.status`), the same word in every output.
+HELD, VIOLATED, KNOWN, UNREFUTED, NOT_JUDGED = "held", "violated", "known", "not violated (incomplete)", "not judged"
+MET, NOT_MET, NOT_REACHED = "met", "not met", "not reached (incomplete)"
+#: What an outcome is about (`Outcome.category`): it decides which words and counts apply.
+INVARIANT, GOAL, LIVENESS = "invariant", "goal", "liveness"
 
 
 @dataclass(frozen=True)
@@ -116,14 +135,15 @@ class CheckResult:
         for v in self.known_violations:
             lines.append(f"  known 2.6 behaviour: {v.kind} '{v.name}' violated, after {v.trace_length} steps"
                          f" ({self.known_reasons.get(v.name, 'listed as known')})")
-        if self.verdict == PASS and self.checked:
-            lines.append(f"  {len(self.checked)} properties held: {', '.join(self.checked)}")
-        elif self.checked:
-            violated = {v.name for v in self.violations}
-            held = [name for name in self.checked if name not in violated]
-            if held:
-                lines.append(f"  {len(held)} properties not violated"
-                             f"{'' if self.complete else ' in the explored part'}: " + ", ".join(held))
+        outcomes = self.outcomes()
+        if outcomes:
+            lines.append(f"  {count_text(outcomes)}")
+        # The names of what held, wrapped: a preset checks about sixty properties.
+        for status, heading in ((HELD, "held"), (UNREFUTED, "not violated in the explored part")):
+            names = [o.name for o in outcomes if o.status == status and o.category != GOAL]
+            if names:
+                lines += textwrap.wrap(f"{heading}: {', '.join(names)}", 100, initial_indent="  ",
+                                       subsequent_indent="    ", break_on_hyphens=False)
         for g in self.goals.values():
             lines.append(f"  goal '{g.name}': " + goal_outcome(g, self.complete))
         por = self.extra.get("por") if self.extra else None
@@ -131,6 +151,10 @@ class CheckResult:
             lines.append(f"  partial-order reduction: {por['reduced']:,} of {por['states']:,} states expanded an "
                          f"ample set ({por['skipped_edges']:,} edges skipped); traces may be longer than the shortest")
         return lines + self.stats.summary_lines(complete=self.complete)
+
+    def outcomes(self) -> tuple[Outcome, ...]:
+        """Every property checked with its one outcome, in the order checked; then the goals."""
+        return outcomes_of(self)
 
     @property
     def complete(self) -> bool:
@@ -146,3 +170,123 @@ def goal_outcome(goal: Goal, complete: bool) -> str:
     if goal.met:
         return f"met in {goal.trace_length} steps"
     return "not met" if complete else "not reached (incomplete)"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One property's outcome in a run: what every output says about it.
+
+    `category` is `INVARIANT` (safety, quiescence, transition, deadlock, ...), `LIVENESS` or
+    `GOAL`; `kind` the property's own kind as the checker knows it ("sometimes" for a goal);
+    `status` one of the words above; `steps` the length of its trace (a violation's, a known
+    behaviour's or a goal's witness), `loop` where a lasso's cycle starts, and `finding` why a
+    known behaviour is known (or why a property was not judged)."""
+
+    name: str
+    category: str
+    kind: str
+    status: str
+    steps: int | None = None
+    loop: int | None = None
+    finding: str = ""
+
+    @property
+    def failed(self) -> bool:
+        """Whether it fails the verdict: a violation, or a goal a complete run never met."""
+        return self.status in (VIOLATED, NOT_MET)
+
+    def text(self) -> str:
+        """The outcome in words, the same on the terminal, in JUnit and on the page."""
+        if self.status == VIOLATED:
+            if self.loop is not None:
+                return (f"violated by a lasso: {self.loop} steps to a cycle of {(self.steps or 0) - self.loop} "
+                        f"back to state {self.loop}")
+            return f"violated after {self.steps} steps" if self.steps is not None else "violated"
+        if self.status == KNOWN:
+            steps = f" after {self.steps} steps" if self.steps is not None else ""
+            return f"known Kafka 2.6 behaviour{': ' + self.finding if self.finding else ''} (violated{steps})"
+        if self.status == MET:
+            return f"met in {self.steps} steps" if self.steps is not None else MET
+        if self.status == UNREFUTED:
+            return "not violated in the explored part (incomplete)"
+        if self.status == NOT_JUDGED and self.finding:
+            return f"{NOT_JUDGED}: {self.finding}"
+        return self.status
+
+
+def outcomes_of(result: CheckResult) -> tuple[Outcome, ...]:
+    """Each property of `result.checked` with its outcome, then each goal.
+
+    A liveness check (`result.extra["liveness"]`, a `kcm.checker.engine.liveness.LivenessResult`)
+    judges the liveness properties: a property a known loop breaks is known (with the loop's
+    Finding), and every one is not judged when the check could not run."""
+    violated = {v.name: v for v in result.violations if v.kind != "sometimes"}
+    known = {v.name: v for v in result.known_violations}
+    from kcm.checker.engine.liveness import LIVENESS_PROPERTIES  # liveness.py imports this module
+
+    live: Any = result.extra.get("liveness") if result.extra else None
+    live_names = set(LIVENESS_PROPERTIES) if live is not None else set()
+    loops: dict[str, Any] = {}
+    for k in getattr(live, "known", ()):   # the first loop listed for each property it breaks
+        loops.setdefault(k.breaks, k)
+    complete = result.complete
+    out: list[Outcome] = []
+    for name in result.checked:
+        if name in result.goals:
+            continue
+        category = LIVENESS if name in live_names else INVARIANT
+        v = violated.get(name)
+        if v is not None:
+            out.append(Outcome(name, category, v.kind, VIOLATED, v.trace_length, v.loop))
+        elif name in known:
+            k = known[name]
+            out.append(Outcome(name, category, k.kind, KNOWN, k.trace_length,
+                               finding=result.known_reasons.get(name, "")))
+        elif category == LIVENESS:
+            if live.verdict == "not checked" or name not in live.checked:
+                out.append(Outcome(name, category, "liveness", NOT_JUDGED, finding=live.reason))
+            elif name in loops:
+                loop = loops[name]
+                out.append(Outcome(name, category, "liveness", KNOWN, len(loop.trace) - 1, loop.loop,
+                                   finding=f"{loop.finding}, loop {loop.known}"))
+            else:
+                out.append(Outcome(name, category, "liveness", HELD))
+        else:
+            kind = DEADLOCK if name == DEADLOCK else ""
+            out.append(Outcome(name, category, kind, HELD if complete else UNREFUTED))
+    for g in result.goals.values():
+        status = MET if g.met else NOT_MET if complete else NOT_REACHED
+        out.append(Outcome(g.name, GOAL, "sometimes", status, g.trace_length))
+    return tuple(out)
+
+
+def counts(outcomes: Iterable[Outcome]) -> dict[str, dict[str, int]]:
+    """How many outcomes of each category have each status: {"invariant": {"held": 58, ...}, ...};
+    `deadlock` is counted on its own, as "deadlock"."""
+    table: dict[str, dict[str, int]] = {}
+    for o in outcomes:
+        group = table.setdefault(DEADLOCK if o.name == DEADLOCK else o.category, {})
+        group[o.status] = group.get(o.status, 0) + 1
+    return table
+
+
+def count_text(outcomes: Iterable[Outcome]) -> str:
+    """The counts in one line, e.g. "58 invariants held, 2 known 2.6 behaviours, 2 goals met, no
+    deadlock": what the terminal, the page and the summary say."""
+    table = counts(outcomes)
+    words = {HELD: "held", VIOLATED: "violated", UNREFUTED: "not violated in the explored part",
+             NOT_JUDGED: "not judged", MET: "met", NOT_MET: "not met", NOT_REACHED: "not reached"}
+    known = sum(group.get(KNOWN, 0) for group in table.values())
+    parts: list[str] = []
+    for category, one, many in ((INVARIANT, "invariant", "invariants"),
+                                (LIVENESS, "liveness property", "liveness properties"), (GOAL, "goal", "goals")):
+        group = table.get(category, {})
+        parts += [f"{group[s]} {one if group[s] == 1 else many} {words[s]}"
+                  for s in (VIOLATED, HELD, UNREFUTED, NOT_JUDGED, NOT_MET, MET, NOT_REACHED) if group.get(s)]
+        if category == INVARIANT and known:
+            parts.append(f"{known} known 2.6 behaviour{'' if known == 1 else 's'}")
+    deadlock = next(iter(table.get(DEADLOCK, {})), None)
+    if deadlock is not None:
+        parts.append({HELD: "no deadlock", VIOLATED: "a deadlock", KNOWN: "a deadlock (known 2.6 behaviour)",
+                      UNREFUTED: "no deadlock in the explored part"}.get(deadlock, f"deadlock {deadlock}"))
+    return ", ".join(parts)

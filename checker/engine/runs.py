@@ -20,7 +20,9 @@ they found merged into the `CheckResult` that one exploration of all of them giv
   To get there sooner, the length of the shortest found so far bounds the other runs
   (`CheckOptions.depth_bound`): they stop before a level deeper than it, so a violating run's
   counts depend on timing (as TLC's with several workers), its counterexample does not. With
-  `stop_on_violation=False`, the first of each property. Known violations likewise.
+  `stop_on_violation=False`, the first of each property. Known violations likewise: each run
+  has already classified its own (`Model.known_violations`), so a run's violation its model's
+  matcher did not excuse is among the violations, and only excused ones are merged here.
 
 Workers. `jobs` processes, forked after the model has computed its initial states (the model, its
 caches and the options are inherited; nothing is pickled on the way out). Each takes the next run
@@ -121,6 +123,8 @@ class _Farm:
         self.results: list[CheckResult | None] = [None] * len(runs)
         #: Each run's latest (level, generated, distinct, queue): from its progress, then its result.
         self.latest: dict[int, tuple[int, int, int, int]] = {}
+        #: Each unfinished run's latest outlook (`kcm.checker.engine.stats.outlook`).
+        self.outlooks: dict[int, str] = {}
         self.clock = ProgressClock()
         self.last_report = self.clock.start
         self.interrupted = self.killed = False
@@ -164,6 +168,7 @@ class _Farm:
             return any(p.is_alive() for p in procs)
         if kind == "progress":
             self.latest[run] = (payload.level, payload.generated, payload.distinct, payload.queue)
+            self.outlooks[run] = payload.outlook
             if time.monotonic() - self.last_report >= self.opts.progress_interval:
                 self.last_report = time.monotonic()
                 self._report("tick")
@@ -171,6 +176,7 @@ class _Farm:
             self.results[run] = payload
             s = payload.stats
             self.latest[run] = (s.depth, s.generated, s.distinct, s.queue)
+            self.outlooks.pop(run, None)
         elif kind == "error":
             self.error = self.error or payload
             self.stop.value = 1
@@ -196,7 +202,17 @@ class _Farm:
             snaps = list(self.latest.values()) or [(1, 0, 0, 0)]
             level = max(snap[0] for snap in snaps)
             generated, distinct, queued = (sum(snap[i] for snap in snaps) for i in (1, 2, 3))
-        progress(self.clock.snapshot(phase, level, generated, distinct, queued))
+        progress(self.clock.snapshot(phase, level, generated, distinct, queued, note=self._note(phase)))
+
+    def _note(self, phase: str) -> str:
+        """The runs' outlook: how many are done, and what each run under way says of itself
+        (levels of different runs do not add up to a trend)."""
+        if phase == "final":
+            return ""
+        done = sum(r is not None for r in self.results)
+        parts = [f"{done} of {len(self.runs)} runs done"]
+        parts += [f"run {run}: {text[:1].lower()}{text[1:]}" for run, text in sorted(self.outlooks.items()) if text]
+        return "; ".join(parts)
 
 
 @contextlib.contextmanager

@@ -15,13 +15,30 @@ output read ours without a legend:
   matched a different state among the `n` stored.
 
 Progress is handed to a callback as a `Progress` value; `ProgressPrinter` is the plain-text
-consumer (rate-limited TLC lines), the CLI may use a progress bar instead.
+consumer (rate-limited TLC lines), the CLI may use a progress bar instead. Rates follow TLC's
+line but say only what was measured:
+
+- a line's rate is taken over the latest span of at least `RATE_WINDOW` seconds, so the first
+  line, written right after the initial states, has none (a rate extrapolated from a few
+  microseconds says nothing), and a burst of short levels does not swing it;
+- the final line gives the whole run's average, marked "on average" (TLC's closing line speaks
+  of the whole run too).
+
+The outlook. Breadth-first levels of these models grow, peak and shrink, and no count of the
+states still to come exists before the run ends. So the line says what the levels measured so
+far show, and its basis: how much of the current level is expanded, the factor by which the
+levels grew or shrank per level over the last (up to) three, and only once they shrink, how many
+more states that factor would give if it held (a geometric tail: `last * f / (1 - f)`), rounded
+to two significant figures, with the time that takes at the current rate. While levels grow
+nothing bounds the total, and the line gives no total.
 """
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Callable, Mapping
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -100,13 +117,21 @@ class Stats:
         ]
 
 
+#: The shortest span (seconds) a rate is measured over; shorter, a line gives no rate.
+RATE_WINDOW = 1.0
+#: Levels over which the outlook measures growth or shrinkage.
+TREND_LEVELS = 3
+
+
 @dataclass(frozen=True)
 class Progress:
     """A snapshot handed to the progress callback.
 
     `phase` is "init" (initial states done), "level" (a BFS level done), "tick" (the interval
-    passed in the middle of a level) or "final". Rates are per minute over the time since the
-    previous snapshot, as TLC computes them.
+    passed in the middle of a level) or "final". Rates are per minute, over the latest span of at
+    least `RATE_WINDOW` seconds (None before one has passed), the final one over the whole run.
+    `outlook` is the sentence the line ends with, what the level sizes say of the rest of the run
+    (the function `outlook`; empty when they say nothing).
     """
 
     phase: str
@@ -115,43 +140,113 @@ class Progress:
     distinct: int
     queue: int
     elapsed_s: float
-    generated_per_min: float
-    distinct_per_min: float
+    generated_per_min: float | None
+    distinct_per_min: float | None
+    outlook: str = ""
 
     def line(self, now: datetime | None = None) -> str:
-        """TLC's progress line (MP.java), e.g. `Progress(3) at 2024-05-01 10:00:00: ...`."""
+        """TLC's progress line (MP.java), e.g. `Progress(3) at 2024-05-01 10:00:00: ...`, then
+        the outlook."""
         stamp = (now or datetime.now()).strftime("%Y-%m-%d %H:%M:%S")
-        return (
-            f"Progress({self.level}) at {stamp}: {self.generated:,} states generated "
-            f"({self.generated_per_min:,.0f} s/min), {self.distinct:,} distinct states found "
-            f"({self.distinct_per_min:,.0f} ds/min), {self.queue:,} states left on queue."
+        mean = " on average" if self.phase == "final" else ""
+
+        def rate(value: float | None, unit: str) -> str:
+            return "" if value is None else f" ({value:,.0f} {unit}{mean})"
+
+        line = (
+            f"Progress({self.level}) at {stamp}: {self.generated:,} states generated"
+            f"{rate(self.generated_per_min, 's/min')}, {self.distinct:,} distinct states found"
+            f"{rate(self.distinct_per_min, 'ds/min')}, {self.queue:,} states left on queue."
         )
+        return f"{line} {self.outlook}." if self.outlook else line
+
+
+def outlook(levels: Sequence[int], expanded: int = 0, generated: int = 0, distinct: int = 0,
+            queue: int = 0, generated_per_min: float | None = None) -> str:
+    """What the level sizes so far say about the rest of the run (module docstring, "The
+    outlook"). `levels` are the sizes of the levels found, the last one being expanded (or next),
+    `expanded` how many of its states are expanded; the counts and rate are the line's."""
+    parts = []
+    if levels and 0 < expanded < levels[-1]:
+        parts.append(f"{100 * expanded // levels[-1]}% of level {len(levels)} expanded")
+    k = min(TREND_LEVELS, len(levels) - 1)
+    if k >= 1 and levels[-1 - k] > 0 and levels[-1] > 0:
+        factor = (levels[-1] / levels[-1 - k]) ** (1 / k)
+        span = f"from level {len(levels) - k} to level {len(levels)}"
+        if factor >= 1:
+            parts.append(f"levels grew {factor:.2f}x per level {span}")
+        else:
+            peak = max(levels)
+            more = levels[-1] * factor / (1 - factor)
+            trend = (f"levels shrank {factor:.2f}x per level {span} (peak {peak:,} at level "
+                     f"{levels.index(peak) + 1}); if that holds, about {_rounded(more)} more states")
+            expanded_so_far = distinct - queue
+            if generated_per_min and expanded_so_far > 0:
+                # Time goes into generating edges: each state left to expand (the queue and the
+                # states still to come) costs the mean outdegree so far.
+                edges = (queue + more) * generated / expanded_so_far
+                trend += f", {_duration(60.0 * edges / generated_per_min)} at the current rate"
+            parts.append(trend)
+    text = "; ".join(parts)
+    return text[:1].upper() + text[1:]
+
+
+def _rounded(n: float) -> str:
+    """`n` to two significant figures, the precision an extrapolation has."""
+    if n < 1:
+        return "0"
+    digits = max(int(math.floor(math.log10(n))) - 1, 0)
+    return f"{round(n, -digits):,.0f}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return "under a minute"
+    if seconds < 3600:
+        return f"about {round(seconds / 60):d} min"
+    return f"about {seconds / 3600:.1f} h"
 
 
 class ProgressClock:
-    """Builds `Progress` snapshots with TLC's interval rates; used by the explorers."""
+    """Builds `Progress` snapshots (module docstring: rates and outlook); used by the explorers.
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    The rates are measured from the first snapshot on, so a run resumed with earlier counts
+    (Spark's `--resume`) does not count them as its own."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, window: float = RATE_WINDOW) -> None:
         self._clock = clock
+        self._window = window
         self.start = clock()
-        self._last_time = self.start
-        self._last_generated = 0
-        self._last_distinct = 0
+        #: (time, generated, distinct) of earlier snapshots: the first one, and the ones a
+        #: later rate may still be measured from.
+        self._samples: deque[tuple[float, int, int]] = deque()
+        self._first: tuple[float, int, int] | None = None
 
     def now(self) -> float:
         return self._clock()
 
-    def snapshot(self, phase: str, level: int, generated: int, distinct: int, queue: int) -> Progress:
+    def snapshot(self, phase: str, level: int, generated: int, distinct: int, queue: int,
+                 levels: Sequence[int] = (), expanded: int = 0, note: str | None = None) -> Progress:
+        """A snapshot; `levels` and `expanded` feed the outlook (`outlook`), which `note`
+        replaces when given."""
         now = self._clock()
-        minutes = max(now - self._last_time, 1e-9) / 60.0
-        progress = Progress(
-            phase, level, generated, distinct, queue, now - self.start,
-            (generated - self._last_generated) / minutes, (distinct - self._last_distinct) / minutes,
-        )
-        self._last_time, self._last_generated, self._last_distinct = now, generated, distinct
-        return progress
-
-
+        sample = (now, generated, distinct)
+        if self._first is None:
+            self._first = sample
+        samples = self._samples
+        # Keep the latest sample at least a window old (and the ones after it): later snapshots
+        # measure from there, the most recent span that is long enough.
+        while len(samples) >= 2 and now - samples[1][0] >= self._window:
+            samples.popleft()
+        base = self._first if phase == "final" else (samples[0] if samples else None)
+        per_min_g = per_min_d = None
+        if base is not None and now - base[0] >= self._window:
+            minutes = (now - base[0]) / 60.0
+            per_min_g, per_min_d = (generated - base[1]) / minutes, (distinct - base[2]) / minutes
+        samples.append(sample)
+        if note is None:
+            note = "" if phase == "final" else outlook(levels, expanded, generated, distinct, queue, per_min_g)
+        return Progress(phase, level, generated, distinct, queue, now - self.start, per_min_g, per_min_d, note)
 class ProgressPrinter:
     """A progress callback that prints TLC lines: the first and the final one always, the others
     at most once per `interval` seconds (TLC's default is 60; a few seconds suits a terminal)."""

@@ -4,7 +4,8 @@ Everything here renders a decoded ITF trace (`kcm.checker.engine.itf.ItfTrace`),
 same whether it comes straight from the explorer (`format_trace(model, trace)` encodes it first)
 or from a file written earlier (`kcm trace show FILE.itf.json`, which needs no model).
 
-Text. The initial state in full, then for each step its action label and only what changed:
+Text. The initial state in full, then for each step its action (the description the model gives
+of it, `Model.describe_action`, when the file has one; else its label) and only what changed:
 records, maps, tuples and sequences are compared element-wise down to the changed leaves, named by
 dotted paths (`brokers[2].isr`, `zk.partitions[(0, 1)].leader`); a set is a leaf, shown old -> new
 with what it gained and lost. The last step of a violation is marked with the property it breaks.
@@ -160,7 +161,7 @@ def render_text(trace: ItfTrace) -> str:
     lines += [f"  {name} = {format_value(first[name])}" for name in trace.vars]
     last = len(trace.states) - 1
     for i in range(1, len(trace.states)):
-        label = trace.actions[i] or "(action not recorded)"
+        label = trace.described(i) or "(action not recorded)"
         marker = ""
         if trace.loop is not None:
             if i == trace.loop:
@@ -285,7 +286,7 @@ def sequence_diagram(trace: ItfTrace) -> str:
         for lf in [source, *targets]:
             if lf not in lifelines:
                 lifelines.append(lf)
-        steps.append((i, trace.actions[i] or f"step {i}", source, targets))
+        steps.append((i, trace.described(i) or f"step {i}", source, targets))
     if not lifelines:
         lifelines.append(ENVIRONMENT)
     bad = (len(trace.states) - 1 if trace.invariant is not None and trace.kind != "sometimes"

@@ -7,6 +7,11 @@ from pathlib import Path
 import click
 
 from kcm.checker import diagrams
+from kcm.checker.engine.errors import check_writable_dir
+
+#: Where diagrams go unless `--out` says: beside every other command's output, never over a
+#: checkout's committed docs/diagrams.
+DEFAULT_OUT = Path("kcm-out") / "diagrams"
 
 
 @click.group(name="diagram")
@@ -17,11 +22,12 @@ def command() -> None:
 @command.command(name="tables")
 @click.option("--format", "formats", multiple=True, type=click.Choice(diagrams.FORMATS),
               help="Output format; repeat for several. Default: all (SVG and PNG need graphviz's `dot`).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("docs/diagrams"),
-              show_default=True, help="Folder to write into.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT,
+              show_default=True, help="Folder to write into (`make diagrams` redraws docs/diagrams with --out).")
 def tables(formats: tuple[str, ...], out: Path) -> None:
     """The replica and partition state machines, one edge per valid transition, labelled with the
     Kafka action that takes it; the replica diagram marks the pre-2.3 table difference."""
+    check_writable_dir(out)
     written = diagrams.write(diagrams.table_diagrams(), out, formats or diagrams.FORMATS)
     for path in written:
         click.echo(f"wrote {path}")
@@ -37,8 +43,8 @@ def tables(formats: tuple[str, ...], out: Path) -> None:
               help="The partition whose view is drawn (flat index: topic * partitions + partition).")
 @click.option("--format", "formats", multiple=True, type=click.Choice(diagrams.FORMATS),
               help="Output format; repeat for several. Default: all (SVG and PNG need graphviz's `dot`).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("docs/diagrams"),
-              show_default=True, help="Folder to write into.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_OUT,
+              show_default=True, help="Folder to write into (`make diagrams` redraws docs/diagrams with --out).")
 def reachable(preset: str | None, config_file: Path | None, partition: int, formats: tuple[str, ...],
               out: Path) -> None:
     """The explored graph seen from one partition: the controller's partition and replica states,
@@ -51,6 +57,7 @@ def reachable(preset: str | None, config_file: Path | None, partition: int, form
     from kcm.model.checking.kafka_model import KafkaModel
 
     name, cfg = config.load(preset, config_file)
+    check_writable_dir(out)  # before the exploration, not after it
     partitions = cfg.topics * cfg.partitions
     if partition >= partitions:
         raise UsageError(f"--partition {partition}: preset '{name}' has {partitions} partition(s), "

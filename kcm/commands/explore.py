@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import click
 from click.core import ParameterSource
-from rich.console import Console
 
 from kcm import VERSIONS, compiled, config
 from kcm.checker.engine import report
 from kcm.checker.engine.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, UsageError
+from kcm.checker.engine.result import CheckResult
 from kcm.exploration import (
     ENGINES,
+    QUIET_HELP,
     VARIANT_HELP,
     check_engine_options,
     check_outputs,
     load_config,
+    print_summary,
+    quiet_console,
     run_exploration,
     run_simulation,
+    summary_lines,
     symmetry_text,
     write_reports,
 )
@@ -60,13 +65,14 @@ from kcm.exploration import (
               help="The JSON report (default: OUT/report.json).")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="JUnit XML (default: OUT/junit.xml).")
+@click.option("--quiet", is_flag=True, help=QUIET_HELP)
 def command(preset, config_file, variant, invariants, symmetry, por, max_depth, out, engine, jobs, master, checkpoint,
-            resume, simulate, runs, depth, seed, liveness, json_file, junit_file) -> int:
+            resume, simulate, runs, depth, seed, liveness, json_file, junit_file, quiet) -> int:
     """Explore every reachable state of a config and check every property on the way.
 
     Exit codes: 0 all properties hold and every goal is met; 1 a violation (with --liveness, a
     livelock too); 2 bad usage; 3 incomplete (--max-depth or an interruption)."""
-    console = Console(highlight=False, soft_wrap=True)
+    console = quiet_console(quiet)
     if liveness and engine == "spark":
         raise UsageError("--liveness runs on the sequential explorer only; drop --engine spark")
     if liveness and simulate:
@@ -82,18 +88,27 @@ def command(preset, config_file, variant, invariants, symmetry, por, max_depth, 
     console.print(f"kcm explore · {label}{' · variant ' + cfg.variant if cfg.variant else ''} · "
                   f"{sym_text}{' · partial-order reduction on (traces may be longer than the shortest)' if por else ''}"
                   f" · {compiled.status()}")
-    if simulate:
-        return run_simulation(console, name, cfg, runs=runs, depth=depth, seed=seed, master=master,
+    if simulate:   # its output is its summary already: the walks' counts and the first violation
+        return run_simulation(quiet_console(False), name, cfg, runs=runs, depth=depth, seed=seed, master=master,
                               invariants=tuple(invariants), out=out)
-    result, files = run_exploration(console, name, cfg, symmetry=symmetry, invariants=tuple(invariants),
-                                    max_depth=max_depth, out=out, engine=engine, master=master,
-                                    checkpoint=checkpoint, resume=resume, liveness=liveness, por=por, jobs=jobs)
-    doc = report.build(result, [], preset=name, variant=cfg.variant, trace_files=files, versions=VERSIONS)
+    started = time.perf_counter()
+    result: CheckResult | None = None
+    files: dict[str, str] = {}
+    reason = ""
+    try:
+        result, files = run_exploration(console, name, cfg, symmetry=symmetry, invariants=tuple(invariants),
+                                        max_depth=max_depth, out=out, engine=engine, master=master,
+                                        checkpoint=checkpoint, resume=resume, liveness=liveness, por=por, jobs=jobs,
+                                        quiet=quiet)
+    except KeyboardInterrupt:   # the explorers end an interrupted search themselves: this is before or after it
+        reason = "interrupted"
+    doc = report.build(result, [], preset=name, variant=cfg.variant, trace_files=files, versions=VERSIONS,
+                       reason=reason, duration_s=time.perf_counter() - started)
     json_path, junit_path = write_reports(doc, result, [], name=name, out=out, json_file=json_file,
                                           junit_file=junit_file, cfg=cfg, trace_files=files)
-    console.print(f"{result.verdict.upper()} · reports in {json_path}, {junit_path} and "
-                  f"{json_path.parent / 'report.html'}")
-    return {"pass": EXIT_PASS, "violation": EXIT_VIOLATION}.get(result.verdict, EXIT_INCOMPLETE)
+    print_summary(summary_lines(doc, "explore", label, [json_path, junit_path, json_path.parent / "report.html"]),
+                  quiet=quiet)
+    return {"pass": EXIT_PASS, "violation": EXIT_VIOLATION}.get(doc["verdict"], EXIT_INCOMPLETE)
 
 
 def _check_simulate_options(simulate: bool, max_depth: int | None) -> None:

@@ -14,34 +14,63 @@ which every variant is found from seed 0. `--as-kafka` runs the implementation a
 `--shortest` runs the explorer after a violated invariant and prints its shortest counterexample's
 length beside the shrunk one.
 
-Exit codes: 0 no failure within the bounds; 1 a failure (violation or disagreement); 2 bad usage.
+Like `kcm check` it writes a JSON report (`docs/fuzz-schema.json`; default OUT/report.json) and
+JUnit XML (one case per invariant checked, one for the implementation's agreement with the model,
+one for the model's own steps; a violation that a Finding excuses (`kcm.checker.stateful`) is a
+"known Kafka 2.6 behaviour", skipped in JUnit with its Finding, its shortest walk written as
+`known_<property>.*`), checked writable before the run starts, and ends
+with a short summary (all it prints with `--quiet`). An interruption (Ctrl-C, SIGTERM) reports the
+walks so far with the verdict "incomplete" and exits 3.
+
+Exit codes: 0 no failure within the bounds; 1 a failure (violation or disagreement); 2 bad usage;
+3 interrupted.
 """
 
 from __future__ import annotations
 
 import time
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kcm import config
-from kcm.checker.engine.errors import EXIT_PASS, EXIT_VIOLATION, UsageError, check_writable_dir
+from kcm import VERSIONS, config
+from kcm.checker.engine import report
+from kcm.checker.engine.contract import Always, AlwaysStep
+from kcm.checker.engine.errors import EXIT_INCOMPLETE, EXIT_PASS, EXIT_VIOLATION, UsageError
+from kcm.checker.engine.result import HELD, INVARIANT, KNOWN, UNREFUTED, VIOLATED, Outcome, count_text
 from kcm.checker.stateful import (
     DEFAULT_EXAMPLES,
     DEFAULT_STEPS,
+    MODEL_ERROR,
+    REFINEMENT,
     VARIANT_EXAMPLES,
     VARIANT_STEPS,
+    FuzzResult,
     FuzzStats,
     default_bounds,
     default_invariants,
     fuzz,
     program_preamble,
     write_failure,
+    write_known,
 )
-from kcm.exploration import VARIANT_HELP, load_config
+from kcm.exploration import (
+    QUIET_HELP,
+    VARIANT_HELP,
+    check_outputs,
+    load_config,
+    print_summary,
+    quiet_console,
+    summary_lines,
+    write_reports,
+)
 from kcm.impl.model_alignment import ModelAlignment
+from kcm.model.checking.kafka_model import KafkaModel
 from kcm.model.variants import ALL_VARIANTS, SYNTHETIC_VARIANTS
 
 
@@ -65,11 +94,17 @@ from kcm.model.variants import ALL_VARIANTS, SYNTHETIC_VARIANTS
 @click.option("--shortest", is_flag=True,
               help="On a violated invariant, also run the explorer on the same config (to the shrunk trace's "
                    "depth) and print its shortest counterexample's length beside the shrunk one.")
-def command(preset, config_file, variant, examples, steps, seed, as_kafka, out, shortest) -> int:
+@click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The JSON report (default: OUT/report.json).")
+@click.option("--junit", "junit_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="JUnit XML (default: OUT/junit.xml).")
+@click.option("--quiet", is_flag=True, help=QUIET_HELP)
+def command(preset, config_file, variant, examples, steps, seed, as_kafka, out, shortest, json_file, junit_file,
+            quiet) -> int:
     """Drive the model and the implementation with random action sequences; check both after each step.
 
-    Exit codes: 0 no failure within the bounds; 1 a failure; 2 bad usage."""
-    console = Console(highlight=False, soft_wrap=True)
+    Exit codes: 0 no failure within the bounds; 1 a failure; 2 bad usage; 3 interrupted."""
+    console = quiet_console(quiet)
     name, label, cfg = load_config(preset, config_file, variant)
     if cfg.variant in SYNTHETIC_VARIANTS:
         raise UsageError(f"variant {cfg.variant} is synthetic (a livelock in the model only, for "
@@ -77,7 +112,7 @@ def command(preset, config_file, variant, examples, steps, seed, as_kafka, out, 
     if cfg.variant and not ALL_VARIANTS[cfg.variant].impl:
         raise UsageError(f"variant {cfg.variant} is in the model only (the implementation does not have it), "
                          "so lock-step fuzzing cannot compare them; explore it with `kcm explore`")
-    check_writable_dir(out)
+    check_outputs(out, json_file, junit_file, page=False)
     bound_examples, bound_steps = default_bounds(cfg)
     examples = bound_examples if examples is None else examples
     steps = bound_steps if steps is None else steps
@@ -88,34 +123,107 @@ def command(preset, config_file, variant, examples, steps, seed, as_kafka, out, 
                   f"{' (as Kafka 2.6)' if as_kafka else ''} · seed {seed} · {examples} examples × {steps} steps")
     stats = FuzzStats()
     started = time.perf_counter()
-    with _progress(examples) as (progress, task):
-        stats.on_change = _progress_updater(progress, task, examples)
-        result = fuzz(cfg, examples=examples, steps=steps, seed=seed, alignment=alignment, stats=stats)
+    result: FuzzResult | None = None
+    reason = ""
+    try:
+        with _progress(examples, quiet) as (progress, task):
+            stats.on_change = _progress_updater(progress, task, examples)
+            result = fuzz(cfg, examples=examples, steps=steps, seed=seed, alignment=alignment, stats=stats)
+    except KeyboardInterrupt:
+        reason = "interrupted"
+    finally:
         stats.on_change = None
     elapsed = time.perf_counter() - started
     rate = stats.steps / elapsed if elapsed > 0 else 0.0
     counts = (f"{stats.examples:,} examples, {stats.steps:,} steps ({stats.stutters:,} stuttering) "
               f"in {elapsed:.1f} s, {rate:,.0f} steps/s")
-    if result.ok:
+    failure = result.failure if result is not None else None
+    paths: dict[str, Path] = {}
+    if result is None:
+        console.print(f"Interrupted: {counts}.")
+    elif failure is None:
         console.print(f"No failure: {counts}.")
-        return EXIT_PASS
-    failure = result.failure
-    console.print(f"[bold red]Failure[/]: {_what(failure)} after {failure.length} steps, shrunk by Hypothesis "
-                  f"from the first failing walk (example {stats.first_example:,} of {examples:,}, "
-                  f"{stats.first} steps); {counts} (shrinking runs included).")
-    console.print("\nHypothesis's failing program (runnable as is):\n")
-    console.print("\n".join(program_preamble(result) + result.program), markup=False)
-    console.print("\nThe steps and what failed:\n")
-    console.print(str(failure), markup=False)
-    try:
-        paths = write_failure(result, out, preset=name)
-    except OSError as exc:
-        raise UsageError(f"cannot write the trace under --out {out}: {exc.strerror or exc}") from None
-    console.print(f"\nTrace: {paths['itf']} (kcm trace show {paths['itf']}), text {paths['text']}, "
-                  f"diagram {paths['dot']}, replay {paths['replay']}, program {paths['program']}")
-    if shortest:  # last: on a large config it takes as long as exploring it to that depth
-        console.print(_beside_the_explorer(cfg, failure))
-    return EXIT_VIOLATION
+    else:
+        console.print(f"[bold red]Failure[/]: {_what(failure)} after {failure.length} steps, shrunk by Hypothesis "
+                      f"from the first failing walk (example {stats.first_example:,} of {examples:,}, "
+                      f"{stats.first} steps); {counts} (shrinking runs included).")
+        console.print("\nHypothesis's failing program (runnable as is):\n")
+        console.print("\n".join(program_preamble(result) + result.program), markup=False)
+        console.print("\nThe steps and what failed:\n")
+        console.print(str(failure), markup=False)
+        try:
+            paths = write_failure(result, out, preset=name)
+        except OSError as exc:
+            raise UsageError(f"cannot write the trace under --out {out}: {exc.strerror or exc}") from None
+        console.print(f"\nTrace: {paths['itf']} (kcm trace show {paths['itf']}), text {paths['text']}, "
+                      f"diagram {paths['dot']}, replay {paths['replay']}, program {paths['program']}")
+        if shortest:  # last: on a large config it takes as long as exploring it to that depth
+            console.print(_beside_the_explorer(cfg, failure))
+    known_files: dict[str, Path] = {}
+    if result is not None and result.known:
+        try:
+            known_files = write_known(result, out, preset=name)
+        except OSError as exc:
+            raise UsageError(f"cannot write the trace under --out {out}: {exc.strerror or exc}") from None
+    outcomes = fuzz_outcomes(cfg, checks, failure, complete=result is not None,
+                             known={n: len(t) - 1 for n, t in result.known.items()} if result is not None else {})
+    doc = fuzz_report(outcomes, failure, paths, known_files, preset=name, variant=cfg.variant, seed=seed,
+                      bounds=(examples, steps), as_kafka=as_kafka, stats=stats, duration_s=elapsed, reason=reason)
+    junit = ET.Element("testsuites", name=f"kcm fuzz {name}")
+    report.suite(junit, "fuzz", [report.junit_case(o) for o in outcomes])
+    json_path, junit_path = write_reports(doc, None, [], name=name, out=out, json_file=json_file,
+                                          junit_file=junit_file, junit_xml=junit)
+    print_summary(summary_lines(doc, "fuzz", label, [json_path, junit_path], extra=(counts,)), quiet=quiet)
+    return {"pass": EXIT_PASS, "violation": EXIT_VIOLATION}.get(doc["verdict"], EXIT_INCOMPLETE)
+
+
+def fuzz_outcomes(cfg, checks: tuple[str, ...] | None, failure, *, complete: bool,
+                  known: Mapping[str, int] | None = None) -> tuple[Outcome, ...]:
+    """One outcome per check of the run: each invariant checked, then the implementation's agreement
+    with the model and the model's own steps. `known`: the properties whose violations a Finding
+    excused in the walks (`FuzzResult.known`), each with its shortest walk's length: "known Kafka
+    2.6 behaviour", with the Finding, unless the property also failed. A check a walk did not fail
+    "held" within the run's bounds ("not violated (incomplete)" if it was interrupted)."""
+    model = KafkaModel(cfg, symmetry=False)
+    invariants = [p for p in model.properties() if isinstance(p, (Always, AlwaysStep))]
+    listed = model.known_violations()
+    known = known or {}
+    names = [p.name for p in invariants if (checks is None or p.name in checks)]
+    kinds = {p.name: getattr(p, "kind", "safety") for p in invariants} | {REFINEMENT: "refinement",
+                                                                           MODEL_ERROR: "error"}
+    out = []
+    for n in [*names, REFINEMENT, MODEL_ERROR]:
+        if failure is not None and failure.prop == n:
+            out.append(Outcome(n, INVARIANT, kinds[n], VIOLATED, failure.length))
+        elif n in known:
+            out.append(Outcome(n, INVARIANT, kinds[n], KNOWN, known[n], finding=listed[n].reason))
+        else:
+            out.append(Outcome(n, INVARIANT, kinds[n], HELD if complete else UNREFUTED))
+    return tuple(out)
+
+
+def fuzz_report(outcomes: tuple[Outcome, ...], failure, paths: dict[str, Path], known_files: Mapping[str, Path],
+                *, preset: str, variant: str,
+                seed: int, bounds: tuple[int, int], as_kafka: bool, stats: FuzzStats, duration_s: float,
+                reason: str) -> dict[str, Any]:
+    """The JSON report of `kcm fuzz` (`docs/fuzz-schema.json`)."""
+    verdict = "violation" if failure is not None else "incomplete" if reason else "pass"
+    trace = str(paths["itf"]) if paths else None
+    return {
+        "schema_version": report.SCHEMA_VERSION, **VERSIONS, "command": "fuzz", "verdict": verdict,
+        "reason": reason, "preset": preset, "variant": variant, "seed": seed,
+        "examples": bounds[0], "steps": bounds[1], "as_kafka": as_kafka,
+        "run": {"examples": stats.examples, "steps": stats.steps, "stutters": stats.stutters,
+                "duration_s": round(duration_s, 3)},
+        "failure": None if failure is None else {
+            "property": failure.prop, "kind": failure.kind, "length": failure.length,
+            "first_example": stats.first_example, "first_length": stats.first, "details": list(failure.details),
+            "trace_file": trace, "program_file": str(paths["program"]) if paths else None},
+        "outcomes": [report.outcome_entry(o, ({failure.prop: trace} if failure is not None and trace else {})
+                                          | {f"known {n}": str(p) for n, p in known_files.items()})
+                     for o in outcomes],
+        "summary": count_text(outcomes),
+    }
 
 
 def _beside_the_explorer(cfg, failure) -> str:
@@ -154,10 +262,10 @@ def _what(failure) -> str:
 class _progress:
     """A rich progress bar on stderr: examples run out of `--examples`, steps, and the phase."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, quiet: bool = False) -> None:
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                  TextColumn("examples · {task.fields[steps]:,} steps"), TimeElapsedColumn(),
-                                 console=Console(stderr=True), transient=True)
+                                 console=Console(stderr=True), transient=True, disable=quiet)
         self.total = total
 
     def __enter__(self):

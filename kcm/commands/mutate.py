@@ -106,20 +106,20 @@ def command(presets, config_files, engine, master, files, operators, ids, sample
         done[0] += 1
         err.print(f"[{done[0]}/{len(mutants)}] {o.id}: {_outcome_text(o)} · {o.seconds:.1f} s")
 
-    complete = True
+    interrupted = False
     outcomes: list[M.Outcome] = []
     try:
         if engine == "spark":
             outcomes = _run_on_spark(master, mutants, configs, bases, budget, sources, files, operators, progress)
         else:
             outcomes = M.run_local(mutants, configs, bases, budget, sources, progress, collect=outcomes)
-    except KeyboardInterrupt:
-        complete = False
-    complete = complete and not any(o.status == M.TIMED_OUT for o in outcomes)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (kcm.cli): report what ran, exit 3
+        interrupted = True
+    complete = not interrupted and not any(o.status == M.TIMED_OUT for o in outcomes)
     doc = mutation_report.build(mutants, outcomes, configs=names, bases=bases, engine=engine, seed=seed,
                                 sample=sample, budget=budget, generated=generated_count,
                                 duration_s=time.perf_counter() - started, complete=complete,
-                                versions=VERSIONS)
+                                interrupted=interrupted, versions=VERSIONS)
     if triage is not None:
         mutation_triage.apply(doc, triage, every_mutant)
     lines = mutation_report.text(doc)

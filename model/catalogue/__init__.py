@@ -1,7 +1,7 @@
 """The property catalogue: every property the Kafka model is checked against, declared once.
 
 Each property is a `Declaration` (`declaration.py`: name, meaning, kind, where it is judged, what
-it reads, the action kinds it judges, when it is listed, the Kafka 2.6 Finding that breaks it) in
+it reads, the action kinds it judges, when it is listed, the Kafka 2.6 Findings that break it) in
 the module of what it checks:
 
 - `controller`: one active controller, its epoch, its fenced writes;
@@ -19,7 +19,8 @@ the module of what it checks:
 They share `settledness` (where the liveness properties are judged, and the per-model `Judge`
 that remembers it), `views` (what several of them read of a state or a step) and `findings` (the
 Findings, each declared once). Everything else is derived from the declarations: the checkers'
-list (`properties_for`), the known Kafka 2.6 violations (`known_violations`), partial-order
+list (`properties_for`), the known Kafka 2.6 violations (`known_violations`, and what the
+checkers excuse of them, `excused_violations`), partial-order
 reduction's property reads (model/checking/footprints.py `property_reads`), the meanings the
 reports print, and the properties that read the armed watches (`READS_WATCHES`).
 """
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kcm.checker.engine.contract import Property
+from kcm.checker.engine.contract import KnownViolation, Property
 from kcm.model.catalogue import (
     admin,
     controller,
@@ -109,5 +110,12 @@ def properties_for(cfg: ModelConfig, observe: Callable[[Cluster, object], list],
 
 
 def known_violations(cfg: ModelConfig) -> dict[str, str]:
-    """The properties Kafka 2.6 is known to break under `cfg`: name -> its Finding."""
-    return {d.name: str(d.finding) for d in LISTED if d.broken_by_kafka(cfg)}
+    """The properties Kafka 2.6 is known to break under `cfg`: name -> its Findings that apply."""
+    return {d.name: " or ".join(str(f) for f in d.findings_for(cfg)) for d in LISTED if d.broken_by_kafka(cfg)}
+
+
+def excused_violations(cfg: ModelConfig, judge: Judge) -> dict[str, KnownViolation]:
+    """The same properties, each with its Finding and the matcher of the violations it explains
+    (findings.py), for the model of `cfg` whose judge is `judge`: what the model hands the
+    checkers as its `known_violations`."""
+    return {d.name: d.excused(cfg, judge) for d in LISTED if d.broken_by_kafka(cfg)}

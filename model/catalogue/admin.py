@@ -12,7 +12,7 @@ onReplicaElection's `removePartitionsFromPreferredReplicaElection`,
 kafka@2.6.x:core/src/main/scala/kafka/controller/TopicDeletionManager.scala `completeDeleteTopic`).
 
 Kafka 2.6 leaves a preferred election behind when it names a partition without leadership:
-`processReplicaLeaderElection` reads `partitionLeadershipInfo(tp).get`, which throws before the
+`processReplicaLeaderElection` looks up `partitionLeadershipInfo(tp)` (a map's `apply`), which throws before the
 `finally` is reached (Findings 9). PreferredElectionZnodeConsumed is excused for it on every
 config; PreferredElectionZnodeConsumedWithLeadership allows exactly that cause and no other.
 """
@@ -50,7 +50,7 @@ def preferred_election_znode_consumed_with_leadership(s: Cluster, judge: Settled
     """Settled under an active controller: `/admin/preferred_replica_election` is gone unless it
     names a partition of a live topic with no state znode. `processReplicaLeaderElection` elects
     for the partitions named, then `onReplicaElection`'s `finally` deletes the znode and re-puts the
-    event (KAFKA-6146); only the partition without leadership, where `partitionLeadershipInfo(tp).get`
+    event (KAFKA-6146); only the partition without leadership, where the lookup `partitionLeadershipInfo(tp)`
     throws before the `finally` is reached, leaves it behind (Findings 9)
     (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
     processReplicaLeaderElection, onReplicaElection)."""
@@ -67,11 +67,12 @@ DECLARATIONS: tuple[Declaration, ...] = (
     Declaration("AdminZnodesConsumed",
                 "once quiescent, no admin znode holds a request: each was carried out or refused, then deleted",
                 Kind.LIVENESS, with_judge(admin_znodes_consumed), where=Judged.QUIESCENT,
-                finding=findings.PREFERRED_ELECTION_ZNODE_STAYS, broken_when=findings.any_config),
+                findings=((findings.PREFERRED_ELECTION_ZNODE_STAYS, findings.any_config),
+                          (findings.DELETION_DURING_REASSIGNMENT, findings.deletions_and_reassignments))),
     Declaration("PreferredElectionZnodeConsumed",
                 "once settled, /admin/preferred_replica_election is gone, dead brokers left dead",
                 Kind.LIVENESS, with_judge(preferred_election_znode_consumed), where=Judged.SETTLED,
-                finding=findings.PREFERRED_ELECTION_ZNODE_STAYS, broken_when=findings.any_config),
+                findings=((findings.PREFERRED_ELECTION_ZNODE_STAYS, findings.any_config),)),
     Declaration("PreferredElectionZnodeConsumedWithLeadership",
                 "once settled, /admin/preferred_replica_election is gone unless it names a partition "
                 "without leadership",

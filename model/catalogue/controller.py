@@ -89,10 +89,10 @@ DECLARATIONS: tuple[Declaration, ...] = (
                 "with every broker up and nothing left to heal, exactly one controller is active and "
                 "/controller names it",
                 Kind.LIVENESS, with_judge(eventually_one_active_controller), where=Judged.QUIESCENT,
-                finding=findings.NO_CONTROLLER_AFTER_OPERATOR_MOVE, broken_when=findings.two_controller_moves),
+                findings=((findings.NO_CONTROLLER_AFTER_OPERATOR_MOVE, findings.two_controller_moves),)),
     Declaration("ActiveControllerOnceSettled",
                 "once the cluster has settled around its faults, exactly one controller is active and "
                 "/controller names it",
                 Kind.LIVENESS, with_judge(active_controller_once_settled), where=Judged.SETTLED,
-                finding=findings.NO_CONTROLLER_AFTER_OPERATOR_MOVE, broken_when=findings.controller_moves),
+                findings=((findings.NO_CONTROLLER_AFTER_OPERATOR_MOVE, findings.controller_moves),)),
 )

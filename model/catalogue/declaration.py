@@ -21,9 +21,12 @@ A `Declaration` names a property and says, once:
   any other step); None for every kind.
 - `listed`: the configs under which the property is listed (a goal whose feature the config
   switches off would be unreachable).
-- `finding` and `broken_when`: the Kafka 2.6 Finding (docs/model.md, "Findings") that breaks the
-  property, and the configs under which it does. The checkers record such a violation as known
-  2.6 behaviour instead of failing the verdict.
+- `findings`: the Kafka 2.6 Findings (docs/model.md, "Findings") that break the property, each
+  with the configs under which it can (its condition): one pair per Finding, as several causes
+  in 2.6 can break one property. Each Finding says what its violations of this property look like
+  (`Finding.matchers`, which must name the property); the checkers record a violation that one of
+  the Findings applying to the config matches as known 2.6 behaviour instead of failing the
+  verdict, and fail on any other violation of the property (`excused`).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kcm.checker.engine.contract import Always, AlwaysStep, Property, Sometimes
+from kcm.checker.engine.contract import Always, AlwaysStep, KnownViolation, Property, Sometimes
 from kcm.model.actions import ControllerProcessEvent, NetworkDeliver
 from kcm.model.catalogue.findings import Finding
 from kcm.model.catalogue.settledness import Judge
@@ -89,11 +92,6 @@ def everywhere(cfg: ModelConfig) -> bool:
     return True
 
 
-def never(cfg: ModelConfig) -> bool:
-    """Broken under no config."""
-    return False
-
-
 #: The engine's `Always.kind` for each place an invariant is judged.
 _ENGINE_KIND = {Judged.EVERY_STATE: "safety", Judged.QUIESCENT: "quiescence", Judged.SETTLED: "settled"}
 
@@ -117,8 +115,8 @@ class Declaration:
     reads: frozenset[Part] | None = None
     judges: tuple[type, ...] | None = None
     listed: Callable[[ModelConfig], bool] = everywhere
-    finding: Finding | None = None
-    broken_when: Callable[[ModelConfig], bool] = never
+    #: (Finding, condition) pairs: each Finding that breaks the property, and the configs under which it can.
+    findings: tuple[tuple[Finding, Callable[[ModelConfig], bool]], ...] = ()
     #: Where a liveness property is judged (settled or quiescent); every other kind is judged
     #: where its kind says (`JUDGED_FOR_KIND`), and leaves this out.
     where: Judged | None = None
@@ -126,6 +124,9 @@ class Declaration:
     def __post_init__(self) -> None:
         if (self.where is None) != (self.kind is not Kind.LIVENESS):
             raise ValueError(f"{self.name}: a liveness property, and only one, says where it is judged")
+        for finding, _ in self.findings:
+            if self.name not in finding.matchers:
+                raise ValueError(f"{self.name}: {finding} does not say what its violations of it look like")
 
     @property
     def judged(self) -> Judged:
@@ -146,9 +147,25 @@ class Declaration:
             fn = _judged_where(judge.quiescent if self.judged is Judged.QUIESCENT else judge.settled, fn)
         return Always(self.name, fn, self.meaning, kind=_ENGINE_KIND[self.judged])
 
+    def findings_for(self, cfg: ModelConfig) -> tuple[Finding, ...]:
+        """The Findings that break this property under `cfg` (those whose condition holds)."""
+        return tuple(finding for finding, when in self.findings if when(cfg))
+
     def broken_by_kafka(self, cfg: ModelConfig) -> bool:
-        """Whether Kafka 2.6 breaks this property under `cfg` (its Finding applies)."""
-        return self.finding is not None and self.broken_when(cfg)
+        """Whether Kafka 2.6 breaks this property under `cfg` (one of its Findings applies)."""
+        return bool(self.findings_for(cfg))
+
+    def excused(self, cfg: ModelConfig, judge: Judge) -> KnownViolation:
+        """What the checkers excuse of this property's violations for one model: those one of the
+        Findings applying under `cfg` accepts (the OR of their matchers). Only for a property
+        Kafka 2.6 breaks under `cfg` (`broken_by_kafka`)."""
+        applying = self.findings_for(cfg)
+        assert applying
+        matchers = tuple(finding.matcher(self.name, cfg, judge) for finding in applying)
+        if len(matchers) == 1:
+            return KnownViolation(str(applying[0]), matchers[0])
+        return KnownViolation(" or ".join(str(f) for f in applying),
+                              lambda s, a, t, trace: any(m(s, a, t, trace) for m in matchers))
 
 
 # ---- how a predicate is built for one model (`Declaration.predicate`) ----------------------------

@@ -29,6 +29,7 @@ queued would treat a topic re-created under the same name as queued for deletion
 from __future__ import annotations
 
 from kcm.model.actions import ControllerProcessEvent
+from kcm.model.catalogue import findings
 from kcm.model.catalogue.declaration import (
     CONTROLLER_EVENTS,
     Declaration,
@@ -118,7 +119,8 @@ DECLARATIONS: tuple[Declaration, ...] = (
                 Kind.TRANSITION, _no_election_for_deleting_topic, judges=CONTROLLER_EVENTS),
     Declaration("DeletedTopicLeavesNoReplica",
                 "a topic deletion completes only once its assigned brokers hold no replica of it",
-                Kind.TRANSITION, as_is(deleted_topic_leaves_no_replica), judges=CONTROLLER_EVENTS),
+                Kind.TRANSITION, as_is(deleted_topic_leaves_no_replica), judges=CONTROLLER_EVENTS,
+                findings=((findings.STALE_STOP_REPLICA_ANSWER, findings.deletions_with_failover_or_bounce),)),
     Declaration("DeletionRequestDroppedWithTopic",
                 "a controller deletes /admin/delete_topics/<t> only for a topic it does not know or has just deleted",
                 Kind.TRANSITION, per_topic(deletion_request_dropped_with_topic),

@@ -1,63 +1,595 @@
-"""The Findings: what Kafka 2.6 itself is known to violate, each declared once.
+"""The Findings: what Kafka 2.6 itself is known to violate, each declared once, with what its
+violations look like.
 
 The model states properties a controller expert expects; some of them the 2.6 code breaks by
-design or by an unfixed bug (docs/model.md, "Findings"). A property's declaration names the
-`Finding` that breaks it and the configs under which 2.6 does (`Declaration.finding`,
-`broken_when`); the checkers read the derived list (`kcm.model.catalogue.known_violations`),
-record the shortest trace of each listed violation, keep exploring, and do not fail the verdict
-for it: any other violation still fails. Each Finding has a committed trace that shows it (read it
-with `kcm trace show`; `kcm list known` lists the Findings, the properties each breaks and when).
+design or by an unfixed bug (docs/model.md, "Findings"). A property's declaration names each
+`Finding` that breaks it with the configs under which 2.6 can (`Declaration.findings`: one
+property can be broken for several causes, one Finding each). Each Finding also says what its
+violations look like, in Kafka's terms (`looks_like`), and checks it: for each property it
+breaks, a matcher of the violating step (and, where the last state cannot tell, of the trace to
+it). The checkers read the derived list (`kcm.model.catalogue.excused_violations`, handed to them
+as the model's `known_violations`), and classify every violation of a listed property: one a
+matcher of its Findings accepts is 2.6's behaviour, recorded with its shortest trace, and does
+not fail the verdict; any other violation of the same property (a new bug breaking it another
+way) fails it like any violation. The config
+condition says where a Finding can occur at all; the matcher narrows it to its own violations.
+
+The matchers read what the violating state keeps of the cause (a partition whose state znode the
+controller does not cache, the budget of lost replies spent, a broker's own controlled shutdown);
+five causes leave nothing in the last state: a preferred election that threw, a deletion of
+`/controller` that no watch heard, an ISR admission the controller did not hold live, a deletion
+started during its topic's reassignment, and a reassignment written while its partition had no state
+znode. Those read the trace, which the checkers rebuild only then.
+Each Finding has a committed trace that shows it (read it with `kcm trace show`; `kcm list known`
+lists the Findings, the properties each breaks and when), and tests/model/test_findings.py checks
+that the trace still matches its Finding.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
+from kcm.model.actions import AdminPreferredElection, ControllerProcessEvent, LeaderExpandIsr
+from kcm.model.catalogue.settledness import Judge
+from kcm.model.catalogue.views import active_controllers, judged_partitions, led_partitions, registered, sent_in_step
+from kcm.model.cluster import (
+    NO_REPLICA,
+    NO_ZNODE,
+    NONE,
+    Budget,
+    Cluster,
+    Edge,
+    EventKind,
+    RequestKind,
+    Shutdown,
+    Watch,
+    bits,
+)
 from kcm.model.config import ModelConfig
+from kcm.model.states import PartitionState, ReplicaState
+
+#: A trace, rebuilt on demand: `((None, s0), (a1, s1), ..., (an, sn))`.
+LazyTrace = Callable[[], Sequence[tuple[Any, Cluster]]]
+#: `matches(state, action, next_state, trace)`: whether a violation is the Finding's
+#: (`kcm.checker.engine.contract.KnownViolation`).
+Matcher = Callable[[Cluster, Any, Cluster, LazyTrace], bool]
+#: How a property's matcher is built for one model.
+MatcherFor = Callable[[ModelConfig, Judge], Matcher]
 
 
 @dataclass(frozen=True)
 class Finding:
-    """A numbered Finding of docs/model.md with the committed trace (ITF) that shows it."""
+    """A numbered Finding of docs/model.md with the committed trace (ITF) that shows it, and what
+    its violations look like."""
 
     number: int
     title: str
     #: The trace, relative to the repository root.
     trace: str
+    #: What a violation of a property it breaks looks like, in Kafka's terms: what `matchers` check.
+    looks_like: str
+    #: For each property it breaks (by name), how to build its matcher for one model.
+    matchers: Mapping[str, MatcherFor] = field(compare=False)
 
     def __str__(self) -> str:
         return f"Findings {self.number}: {self.title}"
 
+    def matcher(self, name: str, cfg: ModelConfig, judge: Judge) -> Matcher:
+        """Property `name`'s matcher for the model of `cfg` (a KeyError if it breaks no such property)."""
+        return self.matchers[name](cfg, judge)
+
+
+def _built(fn: Callable[..., bool]) -> MatcherFor:
+    """A matcher that needs nothing of the model."""
+    return lambda cfg, judge: fn
+
+
+def _per_topic(fn: Callable[..., bool]) -> MatcherFor:
+    """A matcher that tells topics apart: `fn(state, action, next_state, trace, ppt)`."""
+    return lambda cfg, judge: lambda s, a, t, trace: fn(s, a, t, trace, cfg.partitions)
+
+
+# ---- Findings 7: a lost reply to a partition-state create ------------------------------------------
+
+def _reply_lost(s: Cluster) -> bool:
+    """ZooKeeper lost a reply to a controller's write in this run (a lost reply or a connection
+    loss: either way `retryRequestsUntilConnected` resends the write,
+    kafka@2.6.x:core/src/main/scala/kafka/zk/KafkaZkClient.scala)."""
+    return s.spent[Budget.LOST_ACKS] > 0 or s.spent[Budget.CONNECTION_LOSSES] > 0
+
+
+def _stranded(s: Cluster, c: int, p: int) -> bool:
+    """Controller `c` holds partition `p` NewPartition and caches no leadership for it while its
+    state znode exists: the create whose reply was lost was applied, and its resend met NODEEXISTS
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/PartitionStateMachine.scala
+    initializeLeaderAndIsrForPartitions)."""
+    ctx = s.brokers[c].ctx
+    return (s.zk.partitions[p] != NO_ZNODE and ctx.leadership[p] == NO_ZNODE
+            and ctx.partition_states[p] is PartitionState.NewPartition)
+
+
+def _only_stranded(s: Cluster, faulty: set[int]) -> bool:
+    """After a lost reply, every partition the property faults is stranded at an active controller."""
+    return _reply_lost(s) and any(all(_stranded(s, c, p) for p in faulty) for c in active_controllers(s))
+
+
+def _cache_lacks_only_stranded(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+    """CacheMatchesZk: the active controller's cache differs from ZooKeeper only on stranded partitions."""
+    # (leader, leader epoch, ISR): a znode and its absence (NO_ZNODE) always differ there.
+    return _only_stranded(t, {p for c in active_controllers(t) for p, (z, cached)
+                              in enumerate(zip(t.zk.partitions, t.brokers[c].ctx.leadership)) if z[:3] != cached[:3]})
+
+
+def _unfollowed_only_stranded(s: Cluster, a: Any, t: Cluster, trace: LazyTrace, ppt: int) -> bool:
+    """BrokersFollowTheLeader: only stranded partitions have an assigned broker not following
+    their znode's leader (no LeaderAndIsr was ever sent for them)."""
+    faulty = set()
+    for p, z in led_partitions(t.zk, ppt):
+        for b in t.zk.assignment[p]:
+            r = t.brokers[b].replicas[p]
+            if r.leader != z.leader or r.leader_epoch != z.leader_epoch or r.stopped:
+                faulty.add(p)
+    return _only_stranded(t, faulty)
+
+
+def _dead_leader_only_stranded(s: Cluster, a: Any, t: Cluster, trace: LazyTrace, ppt: int) -> bool:
+    """NoDeadLeaderAdvertised: only stranded partitions name a dead leader (the controller, with
+    no leadership cached, does not elect for them when the leader dies)."""
+    live = registered(t)
+    return _only_stranded(t, {p for p, z in judged_partitions(t, ppt) if z.leader != NONE and z.leader not in live})
+
+
+def _dead_isr_member_only_stranded(s: Cluster, a: Any, t: Cluster, trace: LazyTrace, ppt: int) -> bool:
+    """DeadReplicaOnlyAsSoleIsrMember: only stranded partitions keep a dead replica beside others in their ISR."""
+    live = registered(t)
+    return _only_stranded(t, {p for p, z in judged_partitions(t, ppt)
+                              if len(z.isr) != 1 and any(r not in live for r in z.isr)})
+
+
+def _offline_isr_only_stranded(cfg: ModelConfig, judge: Judge) -> Matcher:
+    """OfflineReplicaLeavesIsr: each replica the event took offline and left in the ISR is of a
+    partition the controller held stranded when the event began (no leadership cached: the ISR
+    shrink skips it)."""
+    def matches(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+        if type(a) is not ControllerProcessEvent or not _reply_lost(s):
+            return False
+        c = a.broker
+        ctx = t.brokers[c].ctx
+        for o in judge.observe(s, a):
+            if (type(o) is Edge and o.valid and o.to is ReplicaState.OfflineReplica and o.machine == "replica"
+                    and ctx.replica_states[o.partition][o.broker] is ReplicaState.OfflineReplica):
+                z = t.zk.partitions[o.partition]
+                if z != NO_ZNODE and o.broker in z.isr and len(z.isr) > 1 and not _stranded(s, c, o.partition):
+                    return False
+        return True
+    return matches
+
 
 LOST_CREATE_REPLY = Finding(
     7, "a lost reply to a partition-state create leaves the partition New and leaderless",
-    "docs/findings/lost-create-reply.itf.json")
+    "docs/findings/lost-create-reply.itf.json",
+    "after ZooKeeper lost a reply in the run, the property fails only for partitions the active "
+    "controller holds NewPartition with no leadership cached while their state znode exists",
+    {"CacheMatchesZk": _built(_cache_lacks_only_stranded),
+     "OfflineReplicaLeavesIsr": _offline_isr_only_stranded,
+     "NoDeadLeaderAdvertised": _per_topic(_dead_leader_only_stranded),
+     "DeadReplicaOnlyAsSoleIsrMember": _per_topic(_dead_isr_member_only_stranded),
+     "BrokersFollowTheLeader": _per_topic(_unfollowed_only_stranded)})
+
+
+# ---- Findings 8: a shutting-down broker rejoins the ISR --------------------------------------------
+
+def _shutting_down_follower_rejoins(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+    """The leader's own ISR expansion (`Partition.maybeExpandIsr`, which asks no controller in
+    2.6) admits a follower whose broker has itself asked for a controlled shutdown and still runs,
+    fetching from the leader the shutdown just elected."""
+    return type(a) is LeaderExpandIsr and s.brokers[a.follower].shutdown is not Shutdown.NONE
+
+
+def _dead_isr_member_admitted_unheld(s: Cluster, a: Any, t: Cluster, trace: LazyTrace, ppt: int) -> bool:
+    """DeadReplicaOnlyAsSoleIsrMember: every dead member of a multi-member ISR was last added to
+    that ISR by the leader's own expansion (`Partition.maybeExpandIsr`, which checks only the
+    follower's offsets, kafka@2.6.x:core/src/main/scala/kafka/cluster/Partition.scala lines
+    692-722) while the active controller did not hold the follower live, or held it shutting
+    down (or there was no active controller). Its broker then stopped, or had already lost its
+    registration to a session expiry, so no BrokerChange removes it: only the leader's lag-based
+    shrink (`isr-expiration`, ReplicaManager.scala line 316) would."""
+    live = registered(t)
+    faulty = {(p, r) for p, z in judged_partitions(t, ppt) if len(z.isr) != 1 for r in z.isr if r not in live}
+    if not faulty:
+        return False
+    steps = trace()
+    for p, r in faulty:
+        for i in range(len(steps) - 1, 0, -1):
+            before, after = steps[i - 1][1], steps[i][1]
+            zb, za = before.zk.partitions[p], after.zk.partitions[p]
+            if za != NO_ZNODE and r in za.isr and (zb == NO_ZNODE or r not in zb.isr):
+                act, c = steps[i][0], before.zk.controller
+                ctx = before.brokers[c].ctx if c != NONE and before.brokers[c].active else None
+                if not (type(act) is LeaderExpandIsr and act.follower == r and act.partition == p
+                        and (ctx is None or not ctx.live >> r & 1 or ctx.shutting_down >> r & 1)):
+                    return False
+                break
+        else:
+            return False
+    return True
+
+
 SHUTTING_DOWN_REJOINS_ISR = Finding(
-    8, "a shutting-down broker rejoins the ISR", "docs/findings/no-shutting-down-joins-isr.itf.json")
+    8, "a shutting-down broker rejoins the ISR", "docs/findings/no-shutting-down-joins-isr.itf.json",
+    "a partition leader's own ISR expansion admits a follower on a broker that has asked for a "
+    "controlled shutdown and still runs; or every dead member of a multi-member ISR was last admitted "
+    "so while the active controller held it shutting down or not live",
+    {"NoShuttingDownJoinsIsr": _built(_shutting_down_follower_rejoins),
+     "DeadReplicaOnlyAsSoleIsrMember": _per_topic(_dead_isr_member_admitted_unheld)})
+
+
+# ---- Findings 9: a preferred election for a partition without leadership stays ----------------------
+
+def _preferred_election_threw(trace: Sequence[tuple[Any, Cluster]], ppt: int) -> bool:
+    """Since an operator last wrote `/admin/preferred_replica_election`, an active controller
+    handled ReplicaLeaderElection while a partition the znode names (of a topic it does not
+    delete) had no leadership in its context: `processReplicaLeaderElection`'s
+    lookup `partitionLeadershipInfo(tp)` (a `mutable.Map`'s `apply`, line 1763) threw before
+    `onReplicaElection`'s `finally` could delete the znode
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala lines 717-720)."""
+    for i in range(len(trace) - 1, 0, -1):
+        a = trace[i][0]
+        if type(a) is AdminPreferredElection:
+            return False
+        if type(a) is ControllerProcessEvent:
+            s = trace[i - 1][1]
+            b = s.brokers[a.broker]
+            if b.active and b.queue and b.queue[0].kind is EventKind.ReplicaLeaderElection and any(
+                    b.ctx.assignment[p] and not b.ctx.topics_to_delete >> (p // ppt) & 1
+                    and b.ctx.leadership[p] == NO_ZNODE for p in bits(s.zk.preferred)):
+                return True
+    return False
+
+
+def _preferred_znode_stays(s: Cluster, a: Any, t: Cluster, trace: LazyTrace, ppt: int) -> bool:
+    """PreferredElectionZnodeConsumed: the znode left is one whose election threw."""
+    return bool(t.zk.preferred) and _preferred_election_threw(trace(), ppt)
+
+
+def _only_preferred_znode_stays(s: Cluster, a: Any, t: Cluster, trace: LazyTrace, ppt: int) -> bool:
+    """AdminZnodesConsumed: no reassignment or deletion request is left, only a preferred
+    election whose handling threw."""
+    return not any(t.zk.reassign) and not t.zk.delete_topics and _preferred_znode_stays(s, a, t, trace, ppt)
+
+
 PREFERRED_ELECTION_ZNODE_STAYS = Finding(
     9, "a preferred election for a partition without leadership stays in ZooKeeper",
-    "docs/findings/preferred-election-znode-stays.itf.json")
+    "docs/findings/preferred-election-znode-stays.itf.json",
+    "/admin/preferred_replica_election is the only admin request left, and since it was written a "
+    "controller handled it while a partition it names had no leadership (the lookup partitionLeadershipInfo(tp) threw)",
+    {"AdminZnodesConsumed": _per_topic(_only_preferred_znode_stays),
+     "PreferredElectionZnodeConsumed": _per_topic(_preferred_znode_stays)})
+
+
+# ---- Findings 10: no controller after an operator's move -------------------------------------------
+
+def _unheard_deletion(trace: Sequence[tuple[Any, Cluster]]) -> bool:
+    """The last deletion of `/controller` (an operator's, the controller's session expiring, or
+    its clean shutdown closing the session: `zkClient.close`,
+    kafka@2.6.x:core/src/main/scala/kafka/server/KafkaServer.scala line 691) came while no broker
+    still running with a live session after it had its one-shot watch on `/controller` armed:
+    each had spent it on a creation whose ControllerChange it had not processed yet (only that
+    processing re-arms it), so no Reelect was queued anywhere
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala ControllerChangeHandler,
+    processControllerChange -> maybeResign). Who can hear is judged after the step: the watch of
+    a broker whose session the deletion closes goes with it."""
+    for i in range(len(trace) - 1, 0, -1):
+        before, after = trace[i - 1][1], trace[i][1]
+        if before.zk.controller != NONE and after.zk.controller == NONE:
+            return not any(before.zk.watches[b] & Watch.CONTROLLER and broker.up and broker.connected
+                           and after.zk.session >> b & 1 for b, broker in enumerate(after.brokers))
+    return False
+
+
+def _no_controller_after_unheard_deletion(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+    """No controller at all (none active, `/controller` absent), after a deletion nobody heard."""
+    return t.zk.controller == NONE and not active_controllers(t) and _unheard_deletion(trace())
+
+
 NO_CONTROLLER_AFTER_OPERATOR_MOVE = Finding(
     10, "/controller deleted while the controller's own watch is spent leaves no controller",
-    "docs/findings/no-controller-after-operator-move.itf.json")
+    "docs/findings/no-controller-after-operator-move.itf.json",
+    "no controller module is active and /controller is absent, and its last deletion (an operator's, the "
+    "controller's session expiring or its clean shutdown closing it) came while every broker still running "
+    "with a session had its /controller watch spent",
+    {"ActiveControllerOnceSettled": _built(_no_controller_after_unheard_deletion),
+     "EventuallyOneActiveController": _built(_no_controller_after_unheard_deletion)})
+
+
+# ---- Findings 11: a reassignment of a partition without a state znode is left half-done ------------
+
+def _half_done(trace: Sequence[tuple[Any, Cluster]], p: int) -> bool:
+    """A controller event wrote adding or removing replicas of partition `p` to `/brokers/topics`
+    while `p` had no state znode, before and after it: U1 of `updateCurrentReassignment` was
+    written and A1's `updateLeaderEpoch` threw "leaderAndIsr path is empty" before A2 started the
+    adding replicas; the error was caught per partition and the request deleted, U1 left in place
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala lines 554-567, 606-633,
+    644-672, 1003-1038)."""
+    for i in range(1, len(trace)):
+        a, before, after = trace[i][0], trace[i - 1][1], trace[i][1]
+        if (type(a) is ControllerProcessEvent and before.zk.partitions[p] == NO_ZNODE
+                and after.zk.partitions[p] == NO_ZNODE and (after.zk.adding[p] or after.zk.removing[p])
+                and (after.zk.adding[p], after.zk.removing[p]) != (before.zk.adding[p], before.zk.removing[p])):
+            return True
+    return False
+
+
+def _never_started(s: Cluster, p: int) -> bool:
+    """An active controller holds an adding replica of `p` as NonExistentReplica: A2
+    (`startNewReplicasForReassignedPartition`) never ran for it."""
+    return any(s.brokers[c].ctx.replica_states[p][r] is ReplicaState.NonExistentReplica
+               for c in active_controllers(s) for r in s.zk.adding[p])
+
+
+def _reassignment_left_half_done(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+    """ReassignmentEventuallyCompletes: every partition still being reassigned is no longer
+    requested in `/admin/reassign_partitions`, has an adding replica never started, and its
+    reassignment was written while it had no state znode."""
+    zk = t.zk
+    faulty = [p for p in range(len(zk.partitions)) if zk.reassign[p] or zk.adding[p] or zk.removing[p]]
+    return (bool(faulty) and all(not zk.reassign[p] and _never_started(t, p) for p in faulty)
+            and all(_half_done(trace(), p) for p in faulty))
+
+
+def _replicas_never_started(s: Cluster, a: Any, t: Cluster, trace: LazyTrace, ppt: int) -> bool:
+    """ReplicaStatesMatchLiveness: every assigned replica the active controller does not hold as
+    OnlineReplica is NonExistentReplica (never started by A2), of a partition whose reassignment
+    was written while it had no state znode."""
+    faulty: set[int] = set()
+    for c in active_controllers(t):
+        ctx = t.brokers[c].ctx
+        for p, assigned in enumerate(ctx.assignment):
+            if ctx.topics_to_delete >> (p // ppt) & 1:
+                continue
+            for r in assigned:
+                state = ctx.replica_states[p][r]
+                if state is not ReplicaState.OnlineReplica:
+                    if state is not ReplicaState.NonExistentReplica:
+                        return False
+                    faulty.add(p)
+    return bool(faulty) and all(_half_done(trace(), p) for p in faulty)
+
+
+def _deposed_never_started(cfg: ModelConfig, judge: Judge) -> Matcher:
+    """DeposedLeaderNotified: each live deposed leader the event does not notify is a replica the
+    electing controller held as NonExistentReplica when the event began (a reassignment's
+    `stopRemovedReplicasOfReassignedPartition` cannot move it on: every transition from
+    NonExistentReplica but to NewReplica is refused, ReplicaStateMachine.scala lines 450-483, so
+    no StopReplica is sent), of a partition whose earlier reassignment was written while it had no
+    state znode."""
+    n = cfg.brokers
+
+    def matches(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+        if type(a) is not ControllerProcessEvent:
+            return False
+        ctx = s.brokers[a.broker].ctx
+        faulty: set[int] = set()
+        for e in judge.elections(s, a):
+            old = e.old_leader
+            if old >= 0 and old != e.chosen and e.live >> old & 1 and old not in e.recipients:
+                sent = sent_in_step(s, t, a.broker * n + old)
+                if not any(part.partition == e.partition for r in sent for part in r.partitions):
+                    if ctx.replica_states[e.partition][old] is not ReplicaState.NonExistentReplica:
+                        return False
+                    faulty.add(e.partition)
+        return bool(faulty) and all(_half_done(trace(), p) for p in faulty)
+    return matches
+
+
+def _leaderless_outside_assignment(partitions: Callable[[Cluster], Any]) -> MatcherFor:
+    """OfflinePartitionWithLiveIsrGetsLeader, OfflinePartitionEventuallyOnline: each partition
+    without a leader and with a live ISR member (among `partitions(state)`) has no ISR member in
+    its assignment (a replica the reverse reassignment removed, kept as the last ISR member,
+    ReplicaStateMachine.scala lines 343-344), the active controller holds it OnlinePartition (a
+    failed election keeps the state, PartitionStateMachine.scala lines 241-247, so no broker
+    startup retries it), and its earlier reassignment was written while it had no state znode."""
+    def matches(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+        live = registered(t)
+        faulty = [p for p, z in partitions(t) if z.leader == NONE and set(z.isr) & live]
+        return (bool(faulty)
+                and all(not set(t.zk.partitions[p].isr) & set(t.zk.assignment[p]) and any(
+                    t.brokers[c].ctx.partition_states[p] is PartitionState.OnlinePartition
+                    for c in active_controllers(t)) for p in faulty)
+                and all(_half_done(trace(), p) for p in faulty))
+    return lambda cfg, judge: matches
+
+
+def _judged(cfg: ModelConfig) -> Callable[[Cluster], Any]:
+    return lambda t: judged_partitions(t, cfg.partitions)
+
+
+REASSIGNMENT_WITHOUT_STATE_ZNODE = Finding(
+    11, "a reassignment of a partition without a state znode is left half-done",
+    "docs/findings/reassignment-without-state-znode.itf.json",
+    "the partition's reassignment was written to /brokers/topics while it had no state znode (A1 threw "
+    "before A2), and the property fails only for such partitions: the reassignment left with its "
+    "request deleted and an adding replica never started, an assigned replica held NonExistentReplica, "
+    "a deposed leader held NonExistentReplica, or no leader with an ISR outside the assignment",
+    {"ReassignmentEventuallyCompletes": _built(_reassignment_left_half_done),
+     "ReplicaStatesMatchLiveness": _per_topic(_replicas_never_started),
+     "DeposedLeaderNotified": _deposed_never_started,
+     "OfflinePartitionWithLiveIsrGetsLeader":
+         lambda cfg, judge: _leaderless_outside_assignment(_judged(cfg))(cfg, judge),
+     "OfflinePartitionEventuallyOnline": _leaderless_outside_assignment(
+         lambda t: [(p, z) for p, z in enumerate(t.zk.partitions) if z != NO_ZNODE])})
+
+
+# ---- Findings 12: a StopReplica answer to an earlier attempt completes a retried deletion ----------
+
+def _stale_answer_completes_deletion(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+    """DeletedTopicLeavesNoReplica: the step is an active controller's
+    TopicDeletionStopReplicaResponseReceived (its callback checks only that the topic is still
+    being deleted, kafka@2.6.x:core/src/main/scala/kafka/controller/ControllerChannelManager.scala
+    lines 559-565, and `processTopicDeletionStopReplicaResponseReceived` only that the controller
+    is active, KafkaController.scala lines 1218-1237), and each broker of a partition the step
+    deleted that still holds a replica of it has, from this controller, a StopReplica(delete) for
+    it still queued: the answer was to an earlier attempt (before a failover or a bounce of the
+    broker), and the retry's StopReplica, which removes the replica the retry's LeaderAndIsr
+    re-created, has not arrived yet."""
+    if type(a) is not ControllerProcessEvent:
+        return False
+    c = a.broker
+    queue = s.brokers[c].queue
+    if not queue or queue[0].kind is not EventKind.TopicDeletionStopReplicaResponseReceived:
+        return False
+    nb = len(t.brokers)
+    for p, (before, after) in enumerate(zip(s.zk.assignment, t.zk.assignment)):
+        if before and not after:
+            for b in before:
+                if t.brokers[b].replicas[p] != NO_REPLICA and not any(
+                        r.kind is RequestKind.StopReplica and any(q.partition == p and q.delete for q in r.partitions)
+                        for r in t.net[c * nb + b]):
+                    return False
+    return True
+
+
+STALE_STOP_REPLICA_ANSWER = Finding(
+    12, "a StopReplica answer to an earlier attempt completes a retried topic deletion",
+    "docs/findings/stale-stop-replica-answer.itf.json",
+    "an active controller's TopicDeletionStopReplicaResponseReceived deletes the topic while each broker "
+    "still holding a replica of it has this controller's StopReplica(delete) for it still queued",
+    {"DeletedTopicLeavesNoReplica": _built(_stale_answer_completes_deletion)})
+
+
+# ---- Findings 5: a topic deletion requested during a reassignment starts at once -----------------
+
+def _deleted_during_reassignment(trace: Sequence[tuple[Any, Cluster]], ppt: int) -> set[int]:
+    """The topics whose TopicDeletion an active controller processed while one of their
+    partitions was being reassigned in its context and the topic was not yet queued for
+    deletion, and which it queued without marking them ineligible: `processTopicDeletion` marks
+    the reassigning topics ineligible before it queues them, and `markTopicIneligibleForDeletion`
+    marks only queued ones (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+    lines 1515-1529, TopicDeletionManager.scala lines 170-177)."""
+    topics: set[int] = set()
+    for i in range(1, len(trace)):
+        a = trace[i][0]
+        if type(a) is not ControllerProcessEvent:
+            continue
+        s, t = trace[i - 1][1], trace[i][1]
+        b = s.brokers[a.broker]
+        if not b.active or not b.queue or b.queue[0].kind is not EventKind.TopicDeletion:
+            continue
+        ctx, after = b.ctx, t.brokers[a.broker].ctx
+        for topic in bits(after.topics_to_delete & ~ctx.topics_to_delete & ~after.topics_ineligible):
+            if any(ctx.reassigning >> p & 1 for p in range(topic * ppt, (topic + 1) * ppt)):
+                topics.add(topic)
+    return topics
+
+
+def _only_deleted_during_reassignment(faulty: Callable[[Cluster, int], set[int] | None]) -> MatcherFor:
+    """A matcher: the topics the property faults in the violating state (`faulty(state, ppt)`;
+    None: not this Finding's) are all topics whose deletion started during their reassignment."""
+    def build(cfg: ModelConfig, judge: Judge) -> Matcher:
+        def matches(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+            topics = faulty(t, cfg.partitions)
+            return bool(topics) and topics is not None and topics <= _deleted_during_reassignment(
+                trace(), cfg.partitions)
+        return matches
+    return build
+
+
+def _admin_requests_left(t: Cluster, ppt: int) -> set[int] | None:
+    """AdminZnodesConsumed: the topics of the reassignment and deletion requests left (none of
+    Findings 5 when a preferred election is left). Without a failover the deletion completes and
+    leaves the reassignment request: `completeDeleteTopic` never touches
+    `/admin/reassign_partitions` (TopicDeletionManager.scala lines 239-250)."""
+    zk = t.zk
+    if zk.preferred:
+        return None
+    return {p // ppt for p in range(len(zk.reassign)) if zk.reassign[p]} | set(bits(zk.delete_topics))
+
+
+def _reassignments_left(t: Cluster, ppt: int) -> set[int]:
+    """ReassignmentEventuallyCompletes: the topics of the partitions still requested or being reassigned."""
+    zk = t.zk
+    return {p // ppt for p in range(len(zk.assignment)) if zk.reassign[p] or zk.adding[p] or zk.removing[p]}
+
+
+def _leaderless_with_live_isr(t: Cluster, ppt: int) -> set[int]:
+    """OfflinePartitionEventuallyOnline: the topics of the partitions without a leader with a live ISR member."""
+    live = registered(t)
+    return {p // ppt for p, z in enumerate(t.zk.partitions) if z != NO_ZNODE and z.leader == NONE and set(z.isr) & live}
+
+
+DELETION_DURING_REASSIGNMENT = Finding(
+    5, "a topic deletion requested during a reassignment starts at once",
+    "docs/findings/deletion-during-reassignment.itf.json",
+    "every topic the property faults (a request left in the admin znodes, a reassignment left, a "
+    "partition without a leader) had its deletion queued and started by an active controller while "
+    "one of its partitions was being reassigned",
+    {"AdminZnodesConsumed": _only_deleted_during_reassignment(_admin_requests_left),
+     "ReassignmentEventuallyCompletes": _only_deleted_during_reassignment(_reassignments_left),
+     "OfflinePartitionEventuallyOnline": _only_deleted_during_reassignment(_leaderless_with_live_isr)})
 
 #: Every Finding a property names.
-FINDINGS: tuple[Finding, ...] = (LOST_CREATE_REPLY, SHUTTING_DOWN_REJOINS_ISR, PREFERRED_ELECTION_ZNODE_STAYS,
-                                 NO_CONTROLLER_AFTER_OPERATOR_MOVE)
+FINDINGS: tuple[Finding, ...] = (DELETION_DURING_REASSIGNMENT, LOST_CREATE_REPLY, SHUTTING_DOWN_REJOINS_ISR,
+                                 PREFERRED_ELECTION_ZNODE_STAYS, NO_CONTROLLER_AFTER_OPERATOR_MOVE,
+                                 REASSIGNMENT_WITHOUT_STATE_ZNODE, STALE_STOP_REPLICA_ANSWER)
 
 
-# The configs under which 2.6 breaks a property (`Declaration.broken_when`).
+# The configs under which 2.6 breaks a property (the conditions of `Declaration.findings`).
 
 def lost_create_replies(cfg: ModelConfig) -> bool:
-    """A reply to the first partition-state create may be lost (`max_lost_acks` from the cold
-    start): the partition stays New and uncached while ZooKeeper has its znode, and every property
-    that compares the controller's view with ZooKeeper around that partition fails, as 2.6 does."""
-    return cfg.max_lost_acks > 0
+    """A reply to a partition-state create may be lost (`max_lost_acks` or `max_connection_losses`
+    from the cold start, where the first controller creates every state znode, or a `lost_ack` or
+    `connection_loss` in an overlapping run that also creates a topic, whose partitions' state
+    znodes are created then). The partition stays
+    New and uncached while ZooKeeper has its znode, and every property that compares the
+    controller's view with ZooKeeper around that partition fails, as 2.6 does."""
+    return (cfg.max_lost_acks > 0 or cfg.max_connection_losses > 0
+            or any("topic_creation" in run and ("lost_ack" in run or "connection_loss" in run)
+                   for run in cfg.overlapping))
 
 
 def isr_admission_of_2_6(cfg: ModelConfig) -> bool:
-    """The leader admits a shutting-down follower to the ISR (KIP-841, in 3.4, stopped it)."""
+    """The leader admits a shutting-down follower to the ISR (KIP-841 stopped it in 3.3.0, with
+    KAFKA-14140 for ZooKeeper mode)."""
     return cfg.isr_admission == "2.6"
+
+
+def _within(bound: int, need: int) -> bool:
+    """A budget across kinds (-1: none) affords `need` perturbations."""
+    return bound < 0 or bound >= need
+
+
+def _pair(cfg: ModelConfig, first: bool, second: bool, admin_ops: int) -> bool:
+    """From the cold start: both kinds have a budget and one run can afford both (`admin_ops` of
+    the two are admin operations, the rest faults)."""
+    return (first and second and _within(cfg.max_perturbations, 2) and _within(cfg.max_admin_ops, admin_ops)
+            and _within(cfg.max_faults, 2 - admin_ops))
+
+
+def isr_admission_of_2_6_with_expiries(cfg: ModelConfig) -> bool:
+    """The leader admits to the ISR a follower the controller holds shutting down or not live,
+    and a session expiry in the run can take the follower's registration before its broker stops
+    (2.6's admission; KIP-841 stopped it in 3.3.0). The stop is a controlled shutdown or a crash."""
+    return isr_admission_of_2_6(cfg) and (
+        cfg.max_session_expiries > 0 or any("session_expiry" in run for run in cfg.overlapping))
+
+
+def deletions_with_failover_or_bounce(cfg: ModelConfig) -> bool:
+    """A topic deletion in a run that can also bounce the replica's broker or fail the controller
+    over (a session expiry or an operator's move of `/controller`): the deletion is retried while
+    an answer to its first attempt is still queued."""
+    cold = (_pair(cfg, cfg.max_topic_deletions > 0, cfg.max_session_expiries > 0, 1)
+            or _pair(cfg, cfg.max_topic_deletions > 0, cfg.max_controller_moves > 0, 1))
+    return cold or any("topic_deletion" in run and ("session_expiry" in run or "controller_move" in run)
+                       for run in cfg.overlapping)
+
+
+def deletions_and_reassignments(cfg: ModelConfig) -> bool:
+    """A topic deletion and a reassignment in one run: the deletion of a topic being reassigned
+    starts at once."""
+    return _pair(cfg, cfg.max_topic_deletions > 0, cfg.max_reassignments > 0, 2) or any(
+        "topic_deletion" in run and "reassignment" in run for run in cfg.overlapping)
 
 
 def any_config(cfg: ModelConfig) -> bool:
@@ -74,3 +606,26 @@ def two_controller_moves(cfg: ModelConfig) -> bool:
     """An operator may delete `/controller` twice: with every broker up, the second deletion can
     come while both brokers' watches are spent, and the quiescent cluster has no controller."""
     return cfg.max_controller_moves >= 2
+
+
+def reassignment_without_state_znode(cfg: ModelConfig) -> bool:
+    """An operator may reassign a partition that has no state znode: every replica of it down
+    when a controller handled it, so that a broker outside them must be left to be the
+    controller (`replication_factor < brokers`), and the run must afford a crash or session
+    expiry of each replica and the reassignment. From the cold start the first controller can
+    meet the replicas down; from the settled cluster every partition has its state znode, unless
+    the run creates a topic while its replicas are down. (A dead broker's session expiry costs no
+    budget: it only lets the expiry the crash implies come first.)"""
+    if cfg.replication_factor >= cfg.brokers:
+        return False
+    rf = cfg.replication_factor
+
+    def within(bound: int, need: int) -> bool:
+        return bound < 0 or bound >= need
+
+    cold = (cfg.max_reassignments > 0 and cfg.max_broker_crashes + cfg.max_session_expiries >= rf
+            and within(cfg.max_faults, rf) and within(cfg.max_admin_ops, 1) and within(cfg.max_perturbations, rf + 1))
+    overlapping = any("reassignment" in run and "topic_creation" in run
+                      and sum(kind in ("broker_crash", "session_expiry") for kind in run) >= rf
+                      for run in cfg.overlapping)
+    return cold or overlapping

@@ -179,10 +179,15 @@ def new_partition_from_live_replicas(s: Cluster, a, t: Cluster) -> bool:
     leader epoch 0) the first of them (kafka@2.6.x:core/src/main/scala/kafka/controller/
     PartitionStateMachine.scala initializeLeaderAndIsrForPartitions: `liveReplicas =
     replicas.filter(replica => controllerContext.isReplicaOnline(replica, partition))`, `leader =
-    liveReplicas.head`, `isr = liveReplicas.toList`). Judged at the end of the event, in the
-    controller's view then: a broker bounced in that event may be missing from the ISR, never the
-    other way round, and a later election of the same event (a reassignment's) may have moved the
-    leader and bumped the epoch, but only ever shrinks the ISR."""
+    liveReplicas.head`, `isr = liveReplicas.toList`). The replicas are those of the assignment
+    when the znode is created: the controller's at the end of the event, or, when the event
+    rewrote the partition's assignment in `/brokers/topics`, also the one from before it: a
+    failover creates the znode from RS, then completes a reassignment to TRS
+    (KafkaController.scala `onControllerFailover` lines 244-249), so the end of that event alone
+    does not say which replicas were assigned at the create. Liveness is judged at the end of the
+    event, in the controller's view then: a broker bounced in that event may be missing from the
+    ISR, never the other way round, and a later election of the same event (a reassignment's) may
+    have moved the leader and bumped the epoch, but only ever shrinks the ISR."""
     if type(a) is not ControllerProcessEvent or s.zk.partitions is t.zk.partitions:
         return True
     broker = t.brokers[a.broker]
@@ -194,7 +199,9 @@ def new_partition_from_live_replicas(s: Cluster, a, t: Cluster) -> bool:
         if before == NO_ZNODE and after != NO_ZNODE:
             if not after.isr or (after.leader_epoch == 0 and after.leader != after.isr[0]):
                 return False
-            if any(r not in ctx.assignment[p] or not online >> r & 1 for r in after.isr):
+            rewritten = s.zk.assignment[p] != t.zk.assignment[p]
+            assigned = (*ctx.assignment[p], *(s.zk.assignment[p] if rewritten else ()))
+            if any(r not in assigned or not online >> r & 1 for r in after.isr):
                 return False
     return True
 
@@ -374,7 +381,7 @@ DECLARATIONS: tuple[Declaration, ...] = (
     Declaration("OfflineReplicaLeavesIsr",
                 "an OfflineReplica transition removes the replica from the ZooKeeper ISR, unless it is the sole member",
                 Kind.TRANSITION, from_judge(offline_replica_leaves_isr), judges=CONTROLLER_EVENTS,
-                finding=findings.LOST_CREATE_REPLY, broken_when=findings.lost_create_replies),
+                findings=((findings.LOST_CREATE_REPLY, findings.lost_create_replies),)),
     Declaration("PreferredElectionMovesLeader", "a preferred replica election changes the partition's leader",
                 Kind.TRANSITION, _preferred_election_moves_leader, judges=CONTROLLER_EVENTS),
     Declaration("OfflineElectionForOfflineLeader",
@@ -389,19 +396,23 @@ DECLARATIONS: tuple[Declaration, ...] = (
                 judges=CONTROLLER_EVENTS),
     Declaration("NoDeadLeaderAdvertised", "once settled, no partition znode names a dead broker as its leader",
                 Kind.LIVENESS, per_topic_with_judge(no_dead_leader_advertised), where=Judged.SETTLED,
-                finding=findings.LOST_CREATE_REPLY, broken_when=findings.lost_create_replies),
+                findings=((findings.LOST_CREATE_REPLY, findings.lost_create_replies),)),
     Declaration("DeadReplicaOnlyAsSoleIsrMember",
                 "once settled, a dead replica stays in a ZooKeeper ISR only as its sole member",
                 Kind.LIVENESS, per_topic_with_judge(dead_replica_only_as_sole_isr_member), where=Judged.SETTLED,
-                finding=findings.LOST_CREATE_REPLY, broken_when=findings.lost_create_replies),
+                findings=((findings.LOST_CREATE_REPLY, findings.lost_create_replies),
+                          (findings.SHUTTING_DOWN_REJOINS_ISR, findings.isr_admission_of_2_6_with_expiries))),
     Declaration("OfflinePartitionWithLiveIsrGetsLeader",
                 "once settled, a partition with a live ISR member has a leader, dead brokers left dead",
                 Kind.LIVENESS, per_topic_with_judge(offline_partition_with_live_isr_gets_leader),
-                where=Judged.SETTLED),
+                where=Judged.SETTLED,
+                findings=((findings.REASSIGNMENT_WITHOUT_STATE_ZNODE, findings.reassignment_without_state_znode),)),
     Declaration("OfflinePartitionEventuallyOnline",
                 "with every broker up and nothing left to heal, a partition with a registered ISR member "
                 "has a leader",
-                Kind.LIVENESS, with_judge(offline_partition_eventually_online), where=Judged.QUIESCENT),
+                Kind.LIVENESS, with_judge(offline_partition_eventually_online), where=Judged.QUIESCENT,
+                findings=((findings.REASSIGNMENT_WITHOUT_STATE_ZNODE, findings.reassignment_without_state_znode),
+                          (findings.DELETION_DURING_REASSIGNMENT, findings.deletions_and_reassignments))),
     Declaration("AtMostOneBelievedLeaderAfterQuiescence",
                 "once quiescent, at most one assigned broker believes it leads a partition, and that one is its leader",
                 Kind.LIVENESS, with_judge(at_most_one_believed_leader), where=Judged.QUIESCENT),
@@ -409,7 +420,7 @@ DECLARATIONS: tuple[Declaration, ...] = (
                 "once quiescent, every assigned broker follows its partition znode's leader at the znode's "
                 "leader epoch",
                 Kind.LIVENESS, per_topic_with_judge(brokers_follow_the_leader), where=Judged.QUIESCENT,
-                finding=findings.LOST_CREATE_REPLY, broken_when=findings.lost_create_replies),
+                findings=((findings.LOST_CREATE_REPLY, findings.lost_create_replies),)),
     Declaration("LeaderIsrMatchesZk", "once quiescent, each partition's leader caches its znode's ISR and zkVersion",
                 Kind.LIVENESS, per_topic_with_judge(leader_isr_matches_zk), where=Judged.QUIESCENT),
     Declaration("CreatedPartitionsHaveState",

@@ -178,7 +178,7 @@ DECLARATIONS: tuple[Declaration, ...] = (
                 "once quiescent, the active controller caches every partition's leader, leader epoch and ISR "
                 "as its znode holds them",
                 Kind.LIVENESS, with_judge(cache_matches_zk), where=Judged.QUIESCENT,
-                finding=findings.LOST_CREATE_REPLY, broken_when=findings.lost_create_replies),
+                findings=((findings.LOST_CREATE_REPLY, findings.lost_create_replies),)),
     Declaration("BrokerIncarnationTracked",
                 "once quiescent, the active controller knows the current epoch of every registered broker",
                 Kind.LIVENESS, with_judge(broker_incarnation_tracked), where=Judged.QUIESCENT),

@@ -24,6 +24,7 @@ quiescent: the request restarts the finished reassignment, for ever.
 from __future__ import annotations
 
 from kcm.model.actions import ControllerProcessEvent
+from kcm.model.catalogue import findings
 from kcm.model.catalogue.declaration import (
     CONTROLLER_EVENTS,
     Declaration,
@@ -118,5 +119,7 @@ DECLARATIONS: tuple[Declaration, ...] = (
                 judges=CONTROLLER_EVENTS),
     Declaration("ReassignmentEventuallyCompletes",
                 "once quiescent, no reassignment is requested or under way",
-                Kind.LIVENESS, with_judge(reassignment_eventually_completes), where=Judged.QUIESCENT),
+                Kind.LIVENESS, with_judge(reassignment_eventually_completes), where=Judged.QUIESCENT,
+                findings=((findings.REASSIGNMENT_WITHOUT_STATE_ZNODE, findings.reassignment_without_state_znode),
+                          (findings.DELETION_DURING_REASSIGNMENT, findings.deletions_and_reassignments))),
 )

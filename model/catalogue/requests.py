@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kcm.model.actions import NetworkDeliver
+from kcm.model.catalogue import findings
 from kcm.model.catalogue.declaration import (
     CONTROLLER_EVENTS,
     DELIVERIES,
@@ -119,5 +120,6 @@ DECLARATIONS: tuple[Declaration, ...] = (
                 reads=frozenset({Part.REPLICA_MANAGERS, Part.ACCEPTED_EPOCHS, Part.CHANNELS}), judges=DELIVERIES),
     Declaration("DeposedLeaderNotified",
                 "a live deposed leader receives, in the electing event, the request that deposes it",
-                Kind.TRANSITION, from_judge(deposed_leader_notified), judges=CONTROLLER_EVENTS),
+                Kind.TRANSITION, from_judge(deposed_leader_notified), judges=CONTROLLER_EVENTS,
+                findings=((findings.REASSIGNMENT_WITHOUT_STATE_ZNODE, findings.reassignment_without_state_znode),)),
 )

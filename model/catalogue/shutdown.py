@@ -14,7 +14,7 @@ So: an accepted shutdown moves every partition the broker leads that has another
 member, never elects the broker itself, is answered with a retry only while the broker still
 leads, and when answered with nothing left leaves the broker leading nothing and out of the ISRs;
 no replica of a broker the controller knows is shutting down joins an ISR (Kafka 2.6 breaks that
-one: the leader admits it back, Findings 8; KIP-841 fixed it in 3.4); and once quiescent no
+one: the leader admits it back, Findings 8; KIP-841 fixed it in 3.3.0); and once quiescent no
 shutdown is left under way. A controller whose ZooKeeper session has expired unnoticed writes
 nothing and answers all the same (`views.writes_fail`): the properties about what it writes do not
 judge it.
@@ -46,7 +46,8 @@ def no_shutting_down_joins_isr(s: Cluster, a, t: Cluster) -> bool:
     Controlled shutdown moved leadership away and removed the replica from the ISR
     (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala doControlledShutdown);
     letting it back in makes it a leader candidate for a broker about to stop. Kafka 2.6 breaks
-    it (docs/model.md, Findings 8); KIP-841 (3.4) fixed it (`isr_admission = "kip-841"`)."""
+    it (docs/model.md, Findings 8); KIP-841 (3.3.0, KAFKA-14140 for ZooKeeper mode) fixed it
+    (`isr_admission = "kip-841"`)."""
     if type(a) is not LeaderExpandIsr:
         return True
     p, f = a.partition, a.follower
@@ -185,7 +186,7 @@ DECLARATIONS: tuple[Declaration, ...] = (
                 "no replica on a broker the controller knows is shutting down joins an ISR",
                 Kind.TRANSITION, as_is(no_shutting_down_joins_isr),
                 reads=frozenset({Part.CONTROLLER_MODULES, Part.ZOOKEEPER}), judges=(LeaderExpandIsr,),
-                finding=findings.SHUTTING_DOWN_REJOINS_ISR, broken_when=findings.isr_admission_of_2_6),
+                findings=((findings.SHUTTING_DOWN_REJOINS_ISR, findings.isr_admission_of_2_6),)),
     Declaration("ControlledShutdownLeavesBrokerClean",
                 "a controlled shutdown answered with nothing left leaves the broker leading nothing, "
                 "out of the ISRs, its followed replicas stopped",

@@ -27,6 +27,7 @@ NewReplica refused: the table has no such edge).
 from __future__ import annotations
 
 from kcm.model.actions import ControllerProcessEvent
+from kcm.model.catalogue import findings
 from kcm.model.catalogue.declaration import (
     CONTROLLER_EVENTS,
     Declaration,
@@ -146,7 +147,8 @@ DECLARATIONS: tuple[Declaration, ...] = (
                 Kind.TRANSITION, _replica_transitions_valid, judges=CONTROLLER_EVENTS),
     Declaration("ReplicaStatesMatchLiveness",
                 "once quiescent, the active controller holds every assigned replica of a live topic as OnlineReplica",
-                Kind.LIVENESS, per_topic_with_judge(replica_states_match_liveness), where=Judged.QUIESCENT),
+                Kind.LIVENESS, per_topic_with_judge(replica_states_match_liveness), where=Judged.QUIESCENT,
+                findings=((findings.REASSIGNMENT_WITHOUT_STATE_ZNODE, findings.reassignment_without_state_znode),)),
     Declaration("RemovedReplicasForgotten",
                 "once settled, the controller holds no state for a replica outside the assignment",
                 Kind.LIVENESS, with_judge(removed_replicas_forgotten), where=Judged.SETTLED),

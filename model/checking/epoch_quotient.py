@@ -30,7 +30,7 @@ same way:
   remembers the larger;
 - every controller write is a multi behind `CheckOp(/controller_epoch, epochZkVersion)`, an
   equality of zkVersions (kafka@2.6.x:core/src/main/scala/kafka/zk/KafkaZkClient.scala
-  `multiRequest`/`checkControllerAndEpoch` via `retryRequestsUntilConnected`), and the election
+  `wrapRequestWithControllerEpochCheck`, lines 1872-1883, via `retryRequestsUntilConnected`), and the election
   sets `/controller_epoch` to `epoch + 1` at version `epochZkVersion`
   (`registerControllerAndIncrementControllerEpoch`): only "+1 of the current value";
 - the partition state machine and the reassignment skip a znode written by a newer controller

@@ -10,9 +10,9 @@ import dataclasses
 import hashlib
 import marshal
 
-from kcm.checker.engine.contract import Model
+from kcm.checker.engine.contract import KnownViolation, Model
 from kcm.model.actions import ALL_ACTIONS
-from kcm.model.catalogue import known_violations, properties_for
+from kcm.model.catalogue import excused_violations, properties_for
 from kcm.model.catalogue.settledness import Judge, quiescent
 from kcm.model.checking import codec as state_codec
 from kcm.model.checking import reduced_runs
@@ -147,8 +147,9 @@ class KafkaModel(Model):
     def properties(self):
         return self._properties
 
-    def known_violations(self) -> dict[str, str]:
-        return known_violations(self.cfg)  # the catalogue's Findings
+    def known_violations(self) -> dict[str, KnownViolation]:
+        # The catalogue's Findings, each excusing only the violations that are its own.
+        return excused_violations(self.cfg, self.judge)
 
     def por_info(self):
         from kcm.model.checking.footprints import independence  # partial-order reduction (model/checking/footprints.py)
@@ -213,6 +214,10 @@ class KafkaModel(Model):
 
     def action_names(self):
         return tuple(a.__name__ for a in ALL_ACTIONS)
+
+    def describe_action(self, state: Cluster, action) -> str:
+        from kcm.model.checking.labels import describe  # the event processed, the request delivered
+        return describe(state, action, self.format_action(action))
 
     def edges_taken(self, state, action, next_state):
         # An invalid request is reported under its own key, outside the universe of table edges.

@@ -13,7 +13,14 @@ from pathlib import Path
 from kcm.checker.engine.bfs import explore
 from kcm.checker.engine.contract import fingerprint_of
 from kcm.checker.engine.coverage import format_edge
-from kcm.checker.engine.stats import Outdegree, Progress, ProgressPrinter, collision_probability
+from kcm.checker.engine.stats import (
+    Outdegree,
+    Progress,
+    ProgressClock,
+    ProgressPrinter,
+    collision_probability,
+    outlook,
+)
 
 from tests.checker.toys import (
     RM_EDGES,
@@ -135,6 +142,91 @@ def test_progress_printer_rate_limits():
     # init (t=0), level at t=6 (5 s later), final always.
     assert len(lines) == 3
     assert all(re.match(r"Progress\(1\) at \S+ \S+: 1 states generated", line) for line in lines)
+
+
+def test_no_rate_before_a_meaningful_span_then_the_latest_span_then_the_whole_run_on_average():
+    from datetime import datetime
+
+    now = [100.0]
+    clock = ProgressClock(clock=lambda: now[0])
+    stamp = datetime(2024, 5, 1, 10, 0, 0)
+
+    def at(t, phase, generated, distinct, queue=0):
+        now[0] = 100.0 + t
+        return clock.snapshot(phase, 1, generated, distinct, queue)
+
+    first = at(0.0, "init", 3, 3)
+    assert (first.generated_per_min, first.distinct_per_min) == (None, None)
+    assert first.line(stamp) == ("Progress(1) at 2024-05-01 10:00:00: 3 states generated, "
+                                 "3 distinct states found, 0 states left on queue.")
+    assert at(0.4, "level", 30, 20).generated_per_min is None      # 0.4 s: still no rate
+    assert at(1.0, "level", 63, 43).generated_per_min == 60 * 60  # from t=0: 60 states in 1 s
+    # From the latest snapshot at least a second old (t=1.0), not from the start.
+    later = at(2.5, "tick", 213, 93)
+    assert (later.generated_per_min, later.distinct_per_min) == (150 * 40, 50 * 40)
+    final = at(4.0, "final", 243, 123)
+    assert (final.generated_per_min, final.distinct_per_min) == (240 * 15, 120 * 15)
+    assert final.line(stamp) == (
+        "Progress(1) at 2024-05-01 10:00:00: 243 states generated (3,600 s/min on average), "
+        "123 distinct states found (1,800 ds/min on average), 0 states left on queue.")
+
+
+def test_the_final_line_of_a_real_run_has_its_average_not_zero(monkeypatch):
+    from kcm.checker.engine import bfs
+
+    now = [0.0]
+
+    def tick():
+        now[0] += 0.25   # every look at the clock takes a quarter of a second
+        return now[0]
+
+    monkeypatch.setattr(bfs, "ProgressClock", lambda: ProgressClock(clock=tick))
+    seen = []
+    explore(GridCounter(3), progress=seen.append, progress_interval=0)
+    final = seen[-1]
+    assert final.phase == "final" and final.generated_per_min is not None and final.generated_per_min > 0
+    assert seen[0].generated_per_min is None
+
+
+def test_outlook_says_growth_shrinkage_and_its_basis():
+    assert outlook([5]) == ""
+    assert outlook([1, 3, 9, 27]) == "Levels grew 3.00x per level from level 1 to level 4"
+    assert outlook([2, 4]) == "Levels grew 2.00x per level from level 1 to level 2"
+    assert outlook([1, 3, 9, 27], expanded=10) == (
+        "37% of level 4 expanded; levels grew 3.00x per level from level 1 to level 4")
+    # Shrinking by half: the geometric tail of 10,000 is 10,000 more states; 20,000 states still
+    # to expand at 10 edges each (10^7 generated over 10^6 - 10^4 expanded) at 60,000 s/min.
+    assert outlook([81_204, 80_000, 40_000, 20_000, 10_000], generated=10**7, distinct=1_010_000,
+                   queue=10_000, generated_per_min=60_000) == (
+        "Levels shrank 0.50x per level from level 2 to level 5 (peak 81,204 at level 1); "
+        "if that holds, about 10,000 more states, about 3 min at the current rate")
+    # The extrapolation is rounded to two significant figures; no rate, no time.
+    assert outlook([1000, 100, 10, 1]).endswith("(peak 1,000 at level 1); if that holds, about 0 more states")
+    assert outlook([100_000, 70_000]).endswith("if that holds, about 160,000 more states")
+
+
+def test_progress_line_ends_with_the_outlook():
+    from datetime import datetime
+
+    p = Progress("level", 4, 40, 40, 27, 1.0, None, None, "Levels grew 3.00x per level from level 1 to level 4")
+    assert p.line(datetime(2024, 5, 1, 10, 0, 0)) == (
+        "Progress(4) at 2024-05-01 10:00:00: 40 states generated, 40 distinct states found, "
+        "27 states left on queue. Levels grew 3.00x per level from level 1 to level 4.")
+
+
+def test_disjoint_runs_say_how_many_are_done_and_each_running_runs_outlook():
+    from kcm.checker.engine.runs import explore_runs, runs_of
+
+    from tests.checker.toys import Lanes
+
+    seen = []
+    explore_runs(Lanes(), jobs=2, progress=seen.append, progress_interval=0.0)
+    runs = len(runs_of(Lanes()))
+    assert seen[0].outlook == f"0 of {runs} runs done" and seen[-1].outlook == ""
+    done = [int(p.outlook.split(" of ")[0]) for p in seen[1:-1]]
+    assert done == sorted(done) and all(p.outlook.endswith("runs done") or "; run " in p.outlook for p in seen[:-1])
+    # A run's own outlook, once it has levels to compare, as "run N: levels grew ...".
+    assert any(re.search(r"; run \d+: levels grew", p.outlook) for p in seen)
 
 
 def test_summary_lines():

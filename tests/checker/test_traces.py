@@ -176,3 +176,126 @@ def test_write_counterexample_writes_every_output(tmp_path):
     assert paths["text"].read_text() == EPOCH_TEXT
     without = write_counterexample(model, violation.trace, tmp_path / "b", invariant="a b/c", kind="safety")
     assert sorted(without) == ["dot", "itf", "text"] and without["itf"].name == "a_b_c.itf.json"
+
+
+# ---- the Kafka model's traces: legend, budgets, what each step processed ---------------------------
+
+
+def _kafka(preset: str):
+    from kcm.model.checking.kafka_model import KafkaModel
+
+    from kcm import config
+
+    return KafkaModel(config.load(preset)[1])
+
+
+def test_the_legend_names_each_watch_at_the_position_the_trace_prints():
+    """A trace prints `zk.watches[b]` as the positions of the mask's bits; the legend and the
+    diagram's notifications name each position as the model's `Watch` constants place it."""
+    from kcm.checker.sequence import TEXT_LEGEND, WATCH_NAMES, watch_name
+    from kcm.model.checking.kafka_model import state_fields
+    from kcm.model.cluster import PARTITION_STATE_SHIFT, partition_watch
+
+    s = _kafka("tiny").init_states()[0]
+    legend = " ".join(TEXT_LEGEND.split())
+    for watch, znode in WATCH_NAMES.items():
+        armed = s._replace(zk=s.zk._replace(watches=(int(watch),) + s.zk.watches[1:]))
+        [position] = state_fields(armed)["zk.watches"][0]
+        assert watch_name(position) == znode and f" {position} {znode}," in legend
+    for p in (0, 3):
+        armed = s._replace(zk=s.zk._replace(watches=(partition_watch(p),) + s.zk.watches[1:]))
+        [position] = state_fields(armed)["zk.watches"][0]
+        assert position == PARTITION_STATE_SHIFT + p and watch_name(position) == f"partition {p} state"
+    assert f"{PARTITION_STATE_SHIFT}+p the state znode of partition p" in legend
+
+
+def test_the_diagram_reads_watches_as_positions():
+    """/controller is position 0 and a partition's state znode 8+p: a fired watch is named by the
+    positions it lost, not by their sum."""
+    from kcm.checker.engine.itf import ItfTrace
+    from kcm.checker.sequence import step_events
+
+    broker = Record([("up", True), ("connected", True), ("active", False)])
+    before = {"zk.watches": (frozenset({0, 1, 8}), frozenset()), "broker0": broker, "broker1": broker}
+    after = {"zk.watches": (frozenset({1}), frozenset()), "broker0": broker, "broker1": broker}
+    trace = ItfTrace(("zk.watches", "broker0", "broker1"), (before, after), (None, "ZkSessionExpire(broker=1)"),
+                     (Record(), Record([("broker", 1)])), (None, "ZkSessionExpire"), {})
+    watches = [(e.source, e.target, e.label) for e in step_events(trace, 1) if e.kind == "watch"]
+    assert watches == [("ZooKeeper", "broker 0", "watch fired: /controller, partition 0 state")]
+
+
+def test_the_legend_names_each_spent_counter_by_the_kinds_that_spend_it():
+    from kcm.checker.sequence import TEXT_LEGEND, budget_names
+    from kcm.model.actions import BY_BUDGET
+    from kcm.model.cluster import Budget
+
+    model = _kafka("v6")
+    violation = explore(model).violations[0]
+    text = format_trace(model, violation.trace, invariant=violation.name, kind=violation.kind)
+    # v6: broker 0 crashes at step 2, which spends the first counter.
+    assert "Step 2: BrokerCrash(broker=0)\n" in text and "  spent[0]: 0 -> 1\n" in text
+    names = budget_names()
+    assert len(names) == len(Budget) == len(model.init_states()[0].spent)
+    assert names[Budget.BROKER_CRASHES] == "BrokerCrash"
+    assert names[Budget.REASSIGNMENTS] == "AdminReassign/AdminReassignPartitions"
+    legend = " ".join(TEXT_LEGEND.split())
+    for budget, kind in BY_BUDGET.items():
+        assert kind.name in names[budget] and f"[{int(budget)}] {names[budget]}" in legend
+
+
+def test_a_kafka_trace_says_which_event_each_step_processed(tmp_path):
+    """The text says what the label does not (the event processed); the ITF keeps the label for
+    replay and adds the description, and the written trace still replays."""
+    import json
+
+    from kcm.checker.engine.replay import replay_itf
+
+    from kcm.exploration import trace_spec
+
+    model = _kafka("v6")
+    violation = explore(model).violations[0]
+    paths = write_counterexample(model, violation.trace, tmp_path, invariant=violation.name, kind=violation.kind,
+                                 model_spec=trace_spec(model.cfg))
+    text = paths["text"].read_text()
+    assert "\nStep 1: ControllerProcessEvent(broker=0): Startup\n" in text
+    assert "\nStep 4: ControllerProcessEvent(broker=1): Startup   <-- violates 'IsrNonEmpty'\n" in text
+    doc = json.loads(paths["itf"].read_text())
+    assert doc["#meta"]["actions"] == [None, "ControllerProcessEvent(broker=0)", "BrokerCrash(broker=0)",
+                                       "ZkSessionExpire(broker=0)", "ControllerProcessEvent(broker=1)"]
+    assert [s["#meta"].get("action_description") for s in doc["states"]] == [
+        None, "ControllerProcessEvent(broker=0): Startup", None, None, "ControllerProcessEvent(broker=1): Startup"]
+    replay_itf(paths["itf"])
+
+
+def test_describe_action_names_the_event_and_the_request():
+    from kcm.model.actions import BrokerCrash, ControllerProcessEvent, NetworkDeliver, ZkLoseReply
+    from kcm.model.checking.labels import event_text
+    from kcm.model.cluster import Event, EventKind
+
+    model = _kafka("tiny")
+    s0 = next(s for s in model.init_states() if s.scenario == 0)
+    assert model.describe_action(s0, ZkLoseReply(0)) == (
+        "ZkLoseReply(broker=0): Startup, the reply to its first partition-state write lost")
+    s1 = model.step(s0, ControllerProcessEvent(0))
+    assert model.describe_action(s1, ControllerProcessEvent(0)) == "ControllerProcessEvent(broker=0): ControllerChange"
+    assert model.describe_action(s1, NetworkDeliver(0, 1)) == "NetworkDeliver(src=0, dst=1): UpdateMetadata(c0,e1,be1)"
+    s2 = model.step(s1, NetworkDeliver(0, 1))
+    assert model.describe_action(s2, NetworkDeliver(0, 1)) == (
+        "NetworkDeliver(src=0, dst=1): LeaderAndIsr(c0,e1,be1) [p0: leader 0, leader epoch 0, isr [0, 1]]")
+    assert model.describe_action(s2, BrokerCrash(1)) == "BrokerCrash(broker=1)"
+    assert event_text(Event(EventKind.ControlledShutdown, 1, 3)) == "ControlledShutdown(id=1, brokerEpoch=3)"
+    assert event_text(Event(EventKind.PartitionReassignmentIsrChange, 2)) == (
+        "PartitionReassignmentIsrChange(partition=2)")
+    assert event_text(Event(EventKind.TopicDeletionStopReplicaResponseReceived, 1, 0b101)) == (
+        "TopicDeletionStopReplicaResponseReceived(replicaId=1, partitions {0, 2})")
+
+
+def test_a_model_without_descriptions_writes_the_itf_it_always_did():
+    """`describe_action` defaults to the label, and a label is never written twice."""
+    from kcm.checker.engine.itf import itf_document
+
+    model = EpochModel()
+    violation = explore(model).violations[0]
+    doc = itf_document(model, violation.trace, invariant=violation.name, kind=violation.kind)
+    assert all("action_description" not in s["#meta"] for s in doc["states"])
+    assert parse_itf(doc).described(1) == "ControllerBump(controller=0)"

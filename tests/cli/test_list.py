@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from kcm.model.catalogue import LISTED
-from kcm.model.catalogue.findings import FINDINGS
+from kcm.model.catalogue.findings import FINDINGS, LOST_CREATE_REPLY
 from kcm.model.config import ModelConfig
 from kcm.model.variants import ALL_VARIANTS
 
-from kcm import config
+from kcm import config, reference
 from kcm.cli import main
 from kcm.reference import field_comments
 from tests.cli.test_rough_edges import kcm, one_error_line
@@ -43,7 +43,11 @@ def test_properties_say_which_finding_breaks_them_and_when(capsys, tmp_path) -> 
     rows = {r["name"]: r for r in json.loads(run(capsys, "properties", "--config", str(path), "--json"))}
     assert rows["CacheMatchesZk"]["broken_here"] and rows["CacheMatchesZk"]["finding"].startswith("Findings 7")
     assert "max_lost_acks" in rows["CacheMatchesZk"]["condition"]
-    assert not rows["IsrNonEmpty"]["finding"]
+    # What a violation must look like to be excused: Findings 7's own, not any violation of it.
+    assert rows["CacheMatchesZk"]["looks_like"] == LOST_CREATE_REPLY.looks_like
+    assert not rows["IsrNonEmpty"]["finding"] and rows["IsrNonEmpty"]["looks_like"] is None
+    table = " ".join(run(capsys, "properties", "--config", str(path)).split())
+    assert "excused only if after ZooKeeper lost a reply in the run" in table.replace("│ ", "")
 
 
 def test_presets_lists_every_preset_with_its_description(capsys) -> None:
@@ -54,14 +58,27 @@ def test_presets_lists_every_preset_with_its_description(capsys) -> None:
     assert "Tests: two brokers" in out   # tiny's description
 
 
+def test_grids_lists_every_shipped_grid_with_its_scope_count(capsys) -> None:
+    from kcm.sweep.grid import grid_names, load
+    out = run(capsys, "grids")
+    assert grid_names() == ("deep", "gate", "nightly")
+    for name in grid_names():
+        assert f"│ {name} " in out and f"│ {len(load(name).scopes)}" in out
+    assert "400,000 states or 300 s" in out   # gate's budget per scope
+
+
 def test_known_lists_every_finding_its_properties_and_trace(capsys) -> None:
     out = run(capsys, "known")
     for finding in FINDINGS:
         assert f"Findings {finding.number} " in out and finding.trace in out
         for d in LISTED:
-            if d.finding == finding:
+            if any(f == finding for f, _ in d.findings):
                 assert d.name in out
     assert "every config" in out and "max_lost_acks" in out
+    # The title says which violations are excused, and each Finding says what its own look like.
+    assert "a violation that looks like its Finding is reported as known" in " ".join(out.split())
+    assert "never failing the verdict" not in out
+    assert out.count("Excused only if") == sum(len(reference.by_condition(ds)) for _, ds in reference.known())
 
 
 def test_variants_prints_what_kcm_variants_prints(capsys) -> None:

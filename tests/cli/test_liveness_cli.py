@@ -46,7 +46,7 @@ def test_a_livelock_exits_1_with_its_lasso_files(tmp_path, capsys) -> None:
     assert trace.loop == 9 and trace.meta["loop"] == 9 and trace.states[9] == trace.states[-1]
     text = (tmp_path / "EventuallyQuiescent.txt").read_text()
     assert text.startswith("Livelock ('EventuallyQuiescent' violated)")
-    assert "Step 10: ControllerProcessEvent(broker=0)   <-- back to state 9" in text
+    assert "Step 10: ControllerProcessEvent(broker=0): ReplicaLeaderElection   <-- back to state 9" in text
     dot = (tmp_path / "EventuallyQuiescent.dot").read_text()
     assert "back to state 9: step 10 repeats forever" in dot
     _, states = replay_itf(v["trace_file"])  # raises unless the replayed lasso is a fair livelock

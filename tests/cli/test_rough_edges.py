@@ -126,10 +126,15 @@ def test_a_passing_run_lists_the_properties_it_checked(tmp_path) -> None:
     proc = kcm("explore", "--preset", "tiny", "--out", str(tmp_path))
     assert proc.returncode == 0
     report = json.loads((tmp_path / "report.json").read_text())   # written by default, as by kcm check
-    held = next(line for line in proc.stdout.splitlines() if "properties held:" in line)
+    # The names, wrapped on lines of at most 100 characters under "held:".
+    lines = proc.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("  held: "))
+    block = [lines[start]] + [line for line in lines[start + 1:] if line.startswith("    ")][:20]
+    held = " ".join(block).replace("held:", "").replace(",", " ").split()
     junit = ET.parse(tmp_path / "junit.xml").getroot()
     checked = [c.get("name") for c in junit.find("testsuite[@name='properties']")]
-    assert report["verdict"] == "pass" and checked and all(name in held for name in checked)
+    assert report["verdict"] == "pass" and checked and held == checked
+    assert max(len(line) for line in block) <= 100
     assert "The depth of the complete state graph search is" in proc.stdout
 
 

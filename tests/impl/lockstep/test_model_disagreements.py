@@ -116,7 +116,7 @@ FORMER = [
     # The model skipped a pending preferred election of a leaderless partition; it fails Kafka's failover.
     ('failover_skips_leaderless_preferred_elections', 'big', [
         AdminDeleteTopic(topic=1), AdminPreferredElection(partition=3), ControllerProcessEvent(broker=0)]),
-    # The model completed a reassignment of a leaderless partition; B3's partitionLeadershipInfo(tp).get throws.
+    # The model completed a reassignment of a leaderless partition; B3's map lookup partitionLeadershipInfo(tp) throws.
     ('reassignment_tolerates_leaderless_partition', 'big', [
         AdminReassign(partition=0, target=(1, 0)), ZkSessionExpire(broker=0), ZkSessionExpire(broker=1),
         ControllerProcessEvent(broker=2)]),

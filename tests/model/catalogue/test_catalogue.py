@@ -29,12 +29,12 @@ def test_every_declaration_is_complete() -> None:
         assert re.fullmatch(r"[A-Z][A-Za-z0-9]+", d.name), d.name
         assert d.meaning and "\n" not in d.meaning and not d.meaning.endswith("."), d.name
         assert d.judged in JUDGED_FOR_KIND[d.kind], d.name
-        assert callable(d.predicate) and callable(d.listed) and callable(d.broken_when), d.name
+        assert callable(d.predicate) and callable(d.listed), d.name
         assert (d.judges is None) or d.kind is Kind.TRANSITION, d.name
-        # a Finding comes with the configs it applies to, and a condition with its Finding
-        assert (d.finding is None) == (d.broken_when.__name__ == "never"), d.name
-        assert d.finding is None or d.finding in FINDINGS, d.name
-        assert d.kind is not Kind.GOAL or d.finding is None, d.name
+        # each Finding comes with the configs it applies to, once per property
+        assert all(f in FINDINGS and callable(when) for f, when in d.findings), d.name
+        assert len({f for f, _ in d.findings}) == len(d.findings), d.name
+        assert d.kind is not Kind.GOAL or not d.findings, d.name
 
 
 def test_no_two_properties_share_a_meaning() -> None:
@@ -53,7 +53,7 @@ def test_names_are_unique_but_for_one_goal() -> None:
 def test_every_finding_has_its_committed_trace() -> None:
     for finding in FINDINGS:
         itf = json.loads((ROOT / finding.trace).read_text())
-        assert itf["#meta"]["invariant"] in {d.name for d in CATALOGUE if d.finding is finding}, finding
+        assert itf["#meta"]["invariant"] in {d.name for d in CATALOGUE for f, _ in d.findings if f is finding}, finding
 
 
 def test_the_listing_names_only_declared_invariants() -> None:
