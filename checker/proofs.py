@@ -69,6 +69,13 @@ from kcm.model.election import (
     remove_replica_from_isr,
 )
 
+# An interruption (Ctrl-C, or SIGTERM in the proof stage of `kcm check`) that lands inside
+# `z3.Context.__init__` leaves a context without its `owner` attribute, and its finalizer then
+# prints a traceback ("Exception ignored in ... Context.__del__: AttributeError") after the
+# command has said its one line. As a class default, `owner = False` makes such a half-made
+# context skip freeing a C context it never finished taking; a whole one sets its own `owner`.
+z3.Context.owner = False
+
 #: Broker counts `kcm prove` accepts. Each proof is a small SMT query; 8 is the documented bound.
 MIN_BROKERS, MAX_BROKERS, DEFAULT_BROKERS = 1, 12, 8
 #: Per-query solver timeout; a query that hits it is reported "unknown" (incomplete, exit 3).

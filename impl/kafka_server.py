@@ -220,9 +220,13 @@ class KafkaServer:
 
     def _on_controlled_shutdown_response(self, epoch: int, response: ControlledShutdownResponse) -> None:
         with self._lock:
-            if (not self.alive or self.broker_epoch != epoch
+            # A session expiry re-registers this process with a higher broker epoch, but the process
+            # still waits on its connection and reads the answer to the request it sent with the old
+            # one (kafka@2.6.x:core/src/main/scala/kafka/server/KafkaServer.scala lines 581-630);
+            # only a process that stopped loses it. As the model's `answer_controlled_shutdown`.
+            if (not self.alive or epoch > self.broker_epoch
                     or self.shutdown_state is not ControlledShutdownState.AWAITING):
-                return   # this incarnation is gone, or no longer waiting: nobody reads the answer
+                return   # this process is gone, or no longer waiting: nobody reads the answer
             done = response.error is Errors.NONE and not response.partitions_remaining
             self.shutdown_state = ControlledShutdownState.DONE if done else ControlledShutdownState.RETRY
             self._shutdown_answered.set()

@@ -358,7 +358,10 @@ def print_reach(console: Console, cfg: ModelConfig) -> None:
     Soundly: an edge or goal said to be out of reach is never taken or met
     (`kcm.model.checking.reach`; `kcm list reach` prints the same lines)."""
     for line in reach_lines(cfg):
-        console.print(f"  {line}", highlight=False, markup=False)
+        indent = " " * (2 + len(line) - len(line.lstrip(" ")))   # a line's own indent nests it
+        for part in textwrap.wrap(line.strip(), 100, initial_indent=indent, subsequent_indent=indent + "    ",
+                                  break_on_hyphens=False):
+            console.print(part, highlight=False, markup=False)
 
 
 def run_exploration(console: Console, name: str, cfg: ModelConfig, *, symmetry: bool = True,

@@ -81,7 +81,7 @@ def _fail_pending_controlled_shutdowns(w: World, b: int) -> None:
     for event in w.brokers[b].queue:
         if event.kind is EventKind.ControlledShutdown:
             requester = w.brokers[event.a]
-            if requester.up and requester.epoch == event.b and requester.shutdown is Shutdown.AWAITING:
+            if requester.up and event.b <= requester.epoch and requester.shutdown is Shutdown.AWAITING:
                 w.brokers[event.a] = requester._replace(shutdown=Shutdown.RETRY)
 
 

@@ -403,7 +403,9 @@ def expand_partition(task: LevelTask, report: Callable[[list], None], index: int
         out.states += 1
         out.generated += n
         outdegrees[n] = outdegrees.get(n, 0) + 1
-        if n == 0 and task.deadlock and out.deadlock is None and not model.is_terminal(s):
+        # a bound of the model that cut every healing step is a state constraint, not a deadlock
+        if (n == 0 and task.deadlock and out.deadlock is None and not model.is_terminal(s)
+                and not model.pruned(s)):
             out.deadlock = (path + (DEADLOCK_SLOT,), DEADLOCK_PHASE, 0)
     out.seconds = time.perf_counter() - started
     report([((task.level, EXPAND, index), out)])

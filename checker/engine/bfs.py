@@ -24,7 +24,9 @@ Properties. Every `Always` on every new state (initial states included); every `
 `Sometimes` on every generated edge, edges to visited states included (a bad step can lead back
 to a known state). Initial states count as the edge `(init, None, init)` for goals. A state with
 no successor is a deadlock unless `model.is_terminal` says it is a legal end (TLC: on by default,
-`-deadlock` disables it); "deadlock" is a property name like the others for the `properties`
+`-deadlock` disables it) or `model.pruned` says a bound of the model cut its healing steps (a state
+constraint stopped the search there, not the system: counted as `Stats.cut`, asked of such states
+only, so it costs nothing elsewhere); "deadlock" is a property name like the others for the `properties`
 filter. By default the run stops at the first violation; with `stop_on_violation=False` (TLC
 `-continue`) it records one violation per property and keeps going.
 
@@ -213,6 +215,7 @@ class _Explorer:
         self.frontier_sizes: list[int] = []
         self.generated = 0
         self.queue_left = 0
+        self.cut = 0  # states with no successor because a bound cut their healing steps
         self.reason = ""
         self.clock = ProgressClock()
         self.stopped = False
@@ -372,7 +375,10 @@ class _Explorer:
                             graph.mark_pruned(sid)
                         outdegrees[n] = outdegrees.get(n, 0) + 1
                         if n == 0 and self.check_deadlock and not model.is_terminal(s):
-                            self._violated(DEADLOCK, DEADLOCK, partial(self._trace_to, f), level, s, None, s)
+                            if model.pruned(s):
+                                self.cut += 1
+                            else:
+                                self._violated(DEADLOCK, DEADLOCK, partial(self._trace_to, f), level, s, None, s)
                         # Ask whether to stop and look at the clock every 64 states only.
                         if (pos & 63) == 0:
                             if should_stop is not None and should_stop():
@@ -403,7 +409,7 @@ class _Explorer:
         level: it would be a shorter counterexample, and replaces the one found."""
         model = self.model
         for s, f in rest:
-            if not model.enabled_actions(s) and not model.is_terminal(s):
+            if not model.enabled_actions(s) and not model.is_terminal(s) and not model.pruned(s):
                 self.violations[-1:] = [Violation(DEADLOCK, DEADLOCK, self._trace_to(f))]
                 return
 
@@ -517,6 +523,7 @@ class _Explorer:
             frontier_sizes=tuple(self.frontier_sizes),
             outdegree=Outdegree.from_histogram(self.outdegrees),
             duration_s=duration,
+            cut=self.cut,
         )
         self._report(self.opts.progress, "final", stats.depth, stats.queue)
         extra: dict[str, Any] = {}

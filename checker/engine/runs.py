@@ -319,7 +319,8 @@ def merge(model: Model, opts: CheckOptions, results: Sequence[CheckResult | None
     levels = [sum(sizes) for sizes in zip_longest(*(r.stats.frontier_sizes for _, r in done), fillvalue=0)]
     stats = Stats(generated=sum(r.stats.generated for _, r in done), distinct=sum(r.stats.distinct for _, r in done),
                   queue=sum(r.stats.queue for _, r in done), depth=len(levels), frontier_sizes=tuple(levels),
-                  outdegree=Outdegree.from_histogram(histogram), duration_s=duration_s)
+                  outdegree=Outdegree.from_histogram(histogram), duration_s=duration_s,
+                  cut=sum(r.stats.cut for _, r in done))
 
     evaluations: dict[str, int] = {}
     new_states: dict[str, int] = {}

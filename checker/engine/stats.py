@@ -93,6 +93,9 @@ class Stats:
     frontier_sizes: tuple[int, ...] = ()
     outdegree: Outdegree = field(default_factory=Outdegree)
     duration_s: float = 0.0
+    #: States with no successor whose only steps a bound of the model cut (`Model.pruned`: a TLC
+    #: state constraint, not the system stopping), so they are not deadlocks.
+    cut: int = 0
 
     @property
     def collision_probability(self) -> float:
@@ -105,7 +108,9 @@ class Stats:
         once, by the caller ("Explored in")."""
         o = self.outdegree
         graph = "the complete state graph" if complete else "the explored part of the state graph"
-        return [
+        cut = [f"{self.cut:,} state{'s' if self.cut != 1 else ''} had no successor only because a bound of the "
+               "model cut a healing step (not a deadlock)."] if self.cut else []
+        return cut + [
             f"{self.generated:,} states generated, {self.distinct:,} distinct states found, "
             f"{self.queue:,} states left on queue.",
             (f"The depth of the complete state graph search is {self.depth}." if complete else

@@ -16,10 +16,11 @@ condition says where a Finding can occur at all; the matcher narrows it to its o
 
 The matchers read what the violating state keeps of the cause (a partition whose state znode the
 controller does not cache, the budget of lost replies spent, a broker's own controlled shutdown);
-five causes leave nothing in the last state: a preferred election that threw, a deletion of
+six causes leave nothing in the last state: a preferred election that threw, a deletion of
 `/controller` that no watch heard, an ISR admission the controller did not hold live, a deletion
-started during its topic's reassignment, and a reassignment written while its partition had no state
-znode. Those read the trace, which the checkers rebuild only then.
+started during its topic's reassignment, a reassignment written while its partition had no state
+znode, and a reassignment completed while its new replicas were held dead. Those read the trace,
+which the checkers rebuild only then.
 Each Finding has a committed trace that shows it (read it with `kcm trace show`; `kcm list known`
 lists the Findings, the properties each breaks and when), and tests/model/test_findings.py checks
 that the trace still matches its Finding.
@@ -167,12 +168,43 @@ def _offline_isr_only_stranded(cfg: ModelConfig, judge: Judge) -> Matcher:
     return matches
 
 
+def _leaderless_held_new(partitions: Callable[[Cluster], Any]) -> MatcherFor:
+    """OfflinePartitionWithLiveIsrGetsLeader, OfflinePartitionEventuallyOnline: after a lost reply,
+    each partition without a leader and with a live ISR member (among `partitions(state)`) is held
+    NewPartition by an active controller while its state znode exists, leadership cached or not: a
+    reassignment's A1 `updateLeaderEpoch` reads the znode and caches it
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala lines 1003-1038), and
+    its completion asks NewPartition -> OnlinePartition (`moveReassignedPartitionLeaderIfRequired`,
+    lines 815-835), which only initializes a New partition (the create meets NODEEXISTS and fails)
+    and never elects it, while B4 takes the old leader out of the ISR; every later trigger tries
+    the initialization again
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/PartitionStateMachine.scala lines 222-247)."""
+    def matches(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+        live = registered(t)
+        faulty = [p for p, z in partitions(t) if z.leader == NONE and set(z.isr) & live]
+        return bool(faulty) and _reply_lost(t) and any(
+            all(t.zk.partitions[p] != NO_ZNODE
+                and t.brokers[c].ctx.partition_states[p] is PartitionState.NewPartition for p in faulty)
+            for c in active_controllers(t))
+    return lambda cfg, judge: matches
+
+
+def _judged(cfg: ModelConfig) -> Callable[[Cluster], Any]:
+    """The partitions the settled properties judge (`judged_partitions`) of a model."""
+    return lambda t: judged_partitions(t, cfg.partitions)
+
+
 LOST_CREATE_REPLY = Finding(
     7, "a lost reply to a partition-state create leaves the partition New and leaderless",
     "docs/findings/lost-create-reply.itf.json",
     "after ZooKeeper lost a reply in the run, the property fails only for partitions the active "
-    "controller holds NewPartition with no leadership cached while their state znode exists",
+    "controller holds NewPartition with no leadership cached while their state znode exists, or, "
+    "for a partition left without a leader with a live ISR member, held NewPartition with its "
+    "leadership cached (a reassignment's A1 read it) while its state znode exists",
     {"CacheMatchesZk": _built(_cache_lacks_only_stranded),
+     "OfflinePartitionWithLiveIsrGetsLeader": lambda cfg, judge: _leaderless_held_new(_judged(cfg))(cfg, judge),
+     "OfflinePartitionEventuallyOnline": _leaderless_held_new(
+         lambda t: [(p, z) for p, z in enumerate(t.zk.partitions) if z != NO_ZNODE]),
      "OfflineReplicaLeavesIsr": _offline_isr_only_stranded,
      "NoDeadLeaderAdvertised": _per_topic(_dead_leader_only_stranded),
      "DeadReplicaOnlyAsSoleIsrMember": _per_topic(_dead_isr_member_only_stranded),
@@ -250,7 +282,7 @@ def _preferred_election_threw(trace: Sequence[tuple[Any, Cluster]], ppt: int) ->
 
 
 def _preferred_znode_stays(s: Cluster, a: Any, t: Cluster, trace: LazyTrace, ppt: int) -> bool:
-    """PreferredElectionZnodeConsumed: the znode left is one whose election threw."""
+    """PreferredElectionZnodeConsumed(WithLeadership): the znode left is one whose election threw."""
     return bool(t.zk.preferred) and _preferred_election_threw(trace(), ppt)
 
 
@@ -266,7 +298,8 @@ PREFERRED_ELECTION_ZNODE_STAYS = Finding(
     "/admin/preferred_replica_election is the only admin request left, and since it was written a "
     "controller handled it while a partition it names had no leadership (the lookup partitionLeadershipInfo(tp) threw)",
     {"AdminZnodesConsumed": _per_topic(_only_preferred_znode_stays),
-     "PreferredElectionZnodeConsumed": _per_topic(_preferred_znode_stays)})
+     "PreferredElectionZnodeConsumed": _per_topic(_preferred_znode_stays),
+     "PreferredElectionZnodeConsumedWithLeadership": _per_topic(_preferred_znode_stays)})
 
 
 # ---- Findings 10: no controller after an operator's move -------------------------------------------
@@ -402,10 +435,6 @@ def _leaderless_outside_assignment(partitions: Callable[[Cluster], Any]) -> Matc
     return lambda cfg, judge: matches
 
 
-def _judged(cfg: ModelConfig) -> Callable[[Cluster], Any]:
-    return lambda t: judged_partitions(t, cfg.partitions)
-
-
 REASSIGNMENT_WITHOUT_STATE_ZNODE = Finding(
     11, "a reassignment of a partition without a state znode is left half-done",
     "docs/findings/reassignment-without-state-znode.itf.json",
@@ -529,10 +558,66 @@ DELETION_DURING_REASSIGNMENT = Finding(
      "ReassignmentEventuallyCompletes": _only_deleted_during_reassignment(_reassignments_left),
      "OfflinePartitionEventuallyOnline": _only_deleted_during_reassignment(_leaderless_with_live_isr)})
 
+# ---- Findings 13: a reassignment completed while its new replicas are held dead ---------------------
+
+def _completed_with_dead_targets(trace: Sequence[tuple[Any, Cluster]], p: int) -> bool:
+    """The last step of the trace that turned partition `p`'s state znode from a leader to none
+    (-1) was an active controller's event that completed `p`'s reassignment (before it
+    `/admin/reassign_partitions` or the adding or removing replicas named `p`, after it none did)
+    while that controller held none of the new assignment's replicas live: the target had joined
+    the ISR by the leader's own expansion (`Partition.maybeExpandIsr` checks offsets only,
+    kafka@2.6.x:core/src/main/scala/kafka/cluster/Partition.scala lines 692-722),
+    `isReassignmentComplete` reads the ISR from ZooKeeper with no liveness check
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala lines 803-813), the
+    reassignment's leader election finds no live target in the ISR
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/Election.scala reassignPartitionLeaderElection)
+    and fails, and B4 takes the old leader out of the ISR."""
+    for i in range(len(trace) - 1, 0, -1):
+        before, (a, after) = trace[i - 1][1], trace[i]
+        zb, za = before.zk.partitions[p], after.zk.partitions[p]
+        if zb != NO_ZNODE and za != NO_ZNODE and zb.leader != NONE and za.leader == NONE:
+            zk, zk2 = before.zk, after.zk
+            return (type(a) is ControllerProcessEvent and before.brokers[a.broker].active
+                    and bool(zk.reassign[p] or zk.adding[p] or zk.removing[p])
+                    and not (zk2.reassign[p] or zk2.adding[p] or zk2.removing[p])
+                    and not any(before.brokers[a.broker].ctx.live >> r & 1 for r in zk2.assignment[p]))
+    return False
+
+
+def _leaderless_after_dead_completion(partitions: Callable[[Cluster], Any]) -> MatcherFor:
+    """OfflinePartitionWithLiveIsrGetsLeader, OfflinePartitionEventuallyOnline: each partition
+    without a leader and with a live ISR member (among `partitions(state)`) is held OnlinePartition
+    by an active controller (a failed election keeps the state,
+    kafka@2.6.x:core/src/main/scala/kafka/controller/PartitionStateMachine.scala lines 241-247, and a
+    broker's startup triggers only Offline and New partitions, lines 56-73), and lost its leader
+    to a reassignment completed while its new replicas were held dead (`_completed_with_dead_targets`)."""
+    def matches(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+        live = registered(t)
+        faulty = [p for p, z in partitions(t) if z.leader == NONE and set(z.isr) & live]
+        return (bool(faulty)
+                and all(any(t.brokers[c].ctx.partition_states[p] is PartitionState.OnlinePartition
+                            for c in active_controllers(t)) for p in faulty)
+                and all(_completed_with_dead_targets(trace(), p) for p in faulty))
+    return lambda cfg, judge: matches
+
+
+REASSIGNMENT_COMPLETED_WITH_DEAD_TARGETS = Finding(
+    13, "a reassignment completed while its new replicas are held dead leaves the partition without a leader",
+    "docs/findings/reassigned-to-dead-target.itf.json",
+    "every partition without a leader and with a live ISR member is held OnlinePartition by an "
+    "active controller, and its leader was last removed by a controller's event that completed its "
+    "reassignment while that controller held none of the new replicas live",
+    {"OfflinePartitionWithLiveIsrGetsLeader":
+         lambda cfg, judge: _leaderless_after_dead_completion(_judged(cfg))(cfg, judge),
+     "OfflinePartitionEventuallyOnline": _leaderless_after_dead_completion(
+         lambda t: [(p, z) for p, z in enumerate(t.zk.partitions) if z != NO_ZNODE])})
+
+
 #: Every Finding a property names.
 FINDINGS: tuple[Finding, ...] = (DELETION_DURING_REASSIGNMENT, LOST_CREATE_REPLY, SHUTTING_DOWN_REJOINS_ISR,
                                  PREFERRED_ELECTION_ZNODE_STAYS, NO_CONTROLLER_AFTER_OPERATOR_MOVE,
-                                 REASSIGNMENT_WITHOUT_STATE_ZNODE, STALE_STOP_REPLICA_ANSWER)
+                                 REASSIGNMENT_WITHOUT_STATE_ZNODE, STALE_STOP_REPLICA_ANSWER,
+                                 REASSIGNMENT_COMPLETED_WITH_DEAD_TARGETS)
 
 
 # The configs under which 2.6 breaks a property (the conditions of `Declaration.findings`).
@@ -565,6 +650,16 @@ def _pair(cfg: ModelConfig, first: bool, second: bool, admin_ops: int) -> bool:
     the two are admin operations, the rest faults)."""
     return (first and second and _within(cfg.max_perturbations, 2) and _within(cfg.max_admin_ops, admin_ops)
             and _within(cfg.max_faults, 2 - admin_ops))
+
+
+def reassignments_with_expiries(cfg: ModelConfig) -> bool:
+    """A reassignment and a session expiry in one run, with 2.6's ISR admission: the expiry takes
+    the target's registration while its process still fetches, and the leader admits it to the
+    ISR, so the reassignment completes with its target held dead (KIP-841's admission, 3.3.0,
+    refuses a follower that is not registered)."""
+    return isr_admission_of_2_6(cfg) and (
+        _pair(cfg, cfg.max_reassignments > 0, cfg.max_session_expiries > 0, 1)
+        or any("reassignment" in run and "session_expiry" in run for run in cfg.overlapping))
 
 
 def isr_admission_of_2_6_with_expiries(cfg: ModelConfig) -> bool:

@@ -64,7 +64,6 @@ from kcm.model.catalogue.settledness import settled
 from kcm.model.checking.kafka_model import KafkaModel
 from kcm.model.cluster import NO_ZNODE, Broker, Cluster, PartitionZnode
 from kcm.model.config import ModelConfig
-from kcm.model.spec import enabled_actions, heals
 
 LIFTED_EPOCH_BOUND = 32
 
@@ -119,9 +118,9 @@ def rename_epochs(s: Cluster, f: Callable[[int], int]) -> Cluster:
 
 class EpochQuotientModel(KafkaModel):
     """`KafkaModel` for liveness: states identified by their epoch-normal form, the epoch bound
-    lifted, no symmetry (see the module docstring), and `pruned` told: whether a healing step of
-    the state last expanded was not taken because of a bound (an event queue's capacity, or the
-    lifted epoch bound)."""
+    lifted, no symmetry (see the module docstring). `KafkaModel.pruned` tells the liveness checker
+    whether a healing step of a state was not taken because of a bound (an event queue's capacity,
+    or the lifted epoch bound)."""
 
     def __init__(self, cfg: ModelConfig, *, quotient: bool = True) -> None:
         # `quotient=False`: the plain model with its epoch bound, only telling `pruned` and
@@ -133,8 +132,6 @@ class EpochQuotientModel(KafkaModel):
         self.quotient = "controller epochs" if quotient else ""
         if quotient:
             self.name += " modulo controller epochs"
-        self._pruned_state: Cluster | None = None
-        self._pruned = False
 
     def fingerprint(self, state: Cluster) -> bytes:
         return super().fingerprint(normalize_epochs(state) if self.quotient else state)
@@ -143,18 +140,6 @@ class EpochQuotientModel(KafkaModel):
         # Of the same normal form as the fingerprint: states identified here must share it.
         return super().locality(normalize_epochs(state) if self.quotient else state)
 
-    def successors(self, state: Cluster) -> list:
-        out = super().successors(state)
-        enabled = enabled_actions(self.cfg, state, self.tables)
-        pruned = False
-        if len(out) < len(enabled):
-            # an enabled action with no successor is a step that returned None: a bound (or, for a
-            # lost reply, a fault that would change nothing, which does not heal)
-            taken = {a for a, _ in out}
-            pruned = any(a not in taken and heals(state, a) for a in enabled)
-        self._pruned_state, self._pruned = state, pruned
-        return out
-
     def is_settled(self, state: Cluster) -> bool:
         return settled(state)
 
@@ -162,11 +147,6 @@ class EpochQuotientModel(KafkaModel):
         # A dead broker may stay dead (a decommissioned machine): EventuallySettled does not assume
         # restarts are fair, and asks that the cluster settle around the brokers that are down.
         return type(action) is BrokerStart
-
-    def pruned(self, state: Cluster) -> bool:
-        if state is not self._pruned_state:
-            self.successors(state)
-        return self._pruned
 
 
 def quotient_model_for(**config) -> EpochQuotientModel:

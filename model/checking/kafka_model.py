@@ -19,7 +19,7 @@ from kcm.model.checking import reduced_runs
 from kcm.model.checking.symmetry import Symmetry
 from kcm.model.cluster import NO_ZNODE, NONE, Cluster, Edge, bits
 from kcm.model.config import ModelConfig
-from kcm.model.known_loops import KNOWN_LOOPS
+from kcm.model.known_loops import known_loops_for
 from kcm.model.spec import Tables, World, enabled_actions, flags_for, heals, init_states, step
 from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE
 
@@ -206,11 +206,24 @@ class KafkaModel(Model):
     def is_healing(self, state: Cluster, action) -> bool:
         return heals(state, action)
 
+    def pruned(self, state: Cluster) -> bool:
+        # An enabled action with no successor is a step that returned None: a bound (the event
+        # queues' capacity, `/controller_epoch` beyond `controller_epoch_bound`: TLC state
+        # constraints) or, for a lost reply, a fault that would change nothing, which does not
+        # heal. The successors just computed for `state` are reused (`_obs` holds the steps taken).
+        if state is not self._obs_state:
+            self.successors(state)
+        enabled = enabled_actions(self.cfg, state, self.tables)
+        if len(self._obs) == len(enabled):
+            return False
+        taken = {a for a, _ in self._obs.values()}
+        return any(a not in taken and heals(state, a) for a in enabled)
+
     def is_quiescent(self, state: Cluster) -> bool:
         return quiescent(state)
 
     def known_loops(self):
-        return KNOWN_LOOPS
+        return known_loops_for(self.cfg.partitions)
 
     def action_names(self):
         return tuple(a.__name__ for a in ALL_ACTIONS)

@@ -147,6 +147,24 @@ def test_terminal_states_are_not_deadlocks():
     assert explore(GridCounter(3, reset=False), check_deadlock=False).verdict == "pass"
 
 
+class CutCorner(GridCounter):
+    """GridCounter whose corner has a step a bound of the model cut (`Model.pruned`), as a state
+    constraint would: the corner is where the search was stopped, not where the system stops."""
+
+    def pruned(self, s):
+        return s.x == s.y == self.n
+
+
+def test_a_state_whose_steps_a_bound_cut_is_counted_apart_not_as_a_deadlock():
+    result = explore(CutCorner(3, reset=False))
+    assert (result.verdict, result.violations, result.stats.cut) == ("pass", (), 1)
+    assert DEADLOCK in result.checked
+    assert result.summary_lines()[-5] == (
+        "1 state had no successor only because a bound of the model cut a healing step (not a deadlock).")
+    assert explore(GridCounter(3, reset=False)).stats.cut == 0   # its corner is a deadlock
+    assert explore(CutCorner(3, reset=True)).stats.cut == 0      # pruned is asked of dead ends only
+
+
 def test_a_shorter_deadlock_later_in_the_level_wins():
     # Expanding init 0 finds the bad state 2 (1 step); init 1, later in level 0, is a deadlock (0 steps).
     graph = DGraph(inits=[0, 1], edges={0: [2], 2: [2]}, bad=[2])

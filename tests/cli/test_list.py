@@ -64,7 +64,7 @@ def test_grids_lists_every_shipped_grid_with_its_scope_count(capsys) -> None:
     assert grid_names() == ("deep", "gate", "nightly")
     for name in grid_names():
         assert f"│ {name} " in out and f"│ {len(load(name).scopes)}" in out
-    assert "400,000 states or 300 s" in out   # gate's budget per scope
+    assert "500,000 states or 300 s" in out   # gate's budget per scope
 
 
 def test_known_lists_every_finding_its_properties_and_trace(capsys) -> None:

@@ -370,3 +370,63 @@ def test_where_findings_5_8_and_12_apply() -> None:
         cfg = dataclasses.replace(tiny, overlapping=(("topic_deletion", other),))
         assert deletions_with_failover_or_bounce(cfg) == applies, other
     assert not isr_admission_of_2_6_with_expiries(dataclasses.replace(load_preset("four"), isr_admission="kip-841"))
+
+
+# ---- Findings 13: a reassignment completed while its new replicas are held dead ------------------
+
+
+def test_a_reassignment_completed_with_its_target_held_dead_leaves_the_partition_leaderless() -> None:
+    """Findings 13's trace: the active controller completes the reassignment (0) -> (1) at step 20
+    while it holds broker 1 dead (its session expired, but its process fetched and leader 0 admitted
+    it to the ISR); the election fails and B4 leaves leader -1, ISR (1). Broker 1 registers again,
+    and the controller, holding the partition OnlinePartition, elects nothing."""
+    from kcm.model.catalogue.findings import REASSIGNMENT_COMPLETED_WITH_DEAD_TARGETS as F13
+    from kcm.model.states import PartitionState
+
+    _, actions, states = _replayed(F13.trace)
+    completed = next(i for i in range(1, len(states))
+                     if states[i - 1].zk.partitions[0].leader == 0 and states[i].zk.partitions[0].leader == -1)
+    assert completed == 20 and actions[completed - 1] == A.ControllerProcessEvent(0)
+    before, after = states[completed - 1], states[completed]
+    assert before.zk.adding == ((1,),) and before.zk.partitions[0].isr == (0, 1)
+    assert not before.brokers[0].ctx.live >> 1 & 1        # the target held dead by the controller
+    assert (after.zk.assignment, after.zk.adding, after.zk.removing) == (((1,),), ((),), ((),))
+    end = states[-1]
+    assert end.zk.partitions[0][:3] == (-1, 2, (1,)) and 1 in registered(end)
+    assert end.brokers[0].active and end.brokers[0].ctx.partition_states[0] is PartitionState.OnlinePartition
+
+
+def test_a_findings_13_matcher_needs_the_target_held_dead_at_the_completion() -> None:
+    """The same last state, reached by a trace whose completing controller held the target live,
+    is not Findings 13's (a reassignment that left the partition leaderless for another cause)."""
+    from kcm.model.catalogue.findings import REASSIGNMENT_COMPLETED_WITH_DEAD_TARGETS as F13
+
+    model, actions, states = _replayed(F13.trace)
+    steps = [(None, states[0]), *zip(actions, states[1:])]
+    for name in ("OfflinePartitionEventuallyOnline", "OfflinePartitionWithLiveIsrGetsLeader"):
+        own = F13.matcher(name, model.cfg, model.judge)
+        assert own(states[-2], actions[-1], states[-1], lambda: steps), name
+        live = []
+        for a, s in steps:
+            brokers = tuple(b._replace(ctx=b.ctx._replace(live=b.ctx.live | 2)) for b in s.brokers)
+            live.append((a, s._replace(brokers=brokers)))
+        assert not own(states[-2], actions[-1], states[-1], lambda live=live: live), name
+
+
+def test_where_findings_13_applies() -> None:
+    """A reassignment and a session expiry in one run, under 2.6's ISR admission: its committed
+    config, an overlapping run of both; not KIP-841's admission, nor a crash instead of the expiry."""
+    from kcm.model.catalogue.findings import reassignments_with_expiries as applies
+
+    from kcm.config import load_config_file, load_preset
+
+    cfg = load_config_file(REPO / "docs/findings/reassigned-to-dead-target.toml")
+    assert applies(cfg)
+    assert not applies(dataclasses.replace(cfg, isr_admission="kip-841"))
+    assert not applies(dataclasses.replace(cfg, max_session_expiries=0, max_broker_crashes=1))
+    assert not applies(dataclasses.replace(cfg, max_perturbations=1))
+    tiny = load_preset("tiny")
+    assert applies(dataclasses.replace(tiny, overlapping=(("reassignment", "session_expiry"),)))
+    assert not applies(dataclasses.replace(tiny, overlapping=(("reassignment", "broker_crash"),)))
+    presets = ("tiny", "default", "deep", "four", "large", "zkfaults")
+    assert [n for n in presets if applies(load_preset(n))] == ["deep", "large"]

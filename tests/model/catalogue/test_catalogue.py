@@ -78,10 +78,10 @@ def test_each_property_is_built_as_declared() -> None:
 #: states, strategies, the liveness checker's properties and the known loops.
 def _vocabulary() -> set[str]:
     from kcm.model.cluster import EventKind, RequestKind
-    from kcm.model.known_loops import KNOWN_LOOPS
+    from kcm.model.known_loops import known_loops_for
     from kcm.model.states import PartitionState, ReplicaState
     words = {a.__name__ for a in ALL_ACTIONS} | {k.name for k in (*EventKind, *RequestKind)}
-    words |= {s.name for s in (*ReplicaState, *PartitionState)} | {loop.name for loop in KNOWN_LOOPS}
+    words |= {s.name for s in (*ReplicaState, *PartitionState)} | {loop.name for loop in known_loops_for(1)}
     return words | {"EventuallyQuiescent", "EventuallySettled", "QuiescenceAlwaysReachable"}
 
 
@@ -165,9 +165,10 @@ F10 = "Findings 10: /controller deleted while the controller's own watch is spen
 
 
 @pytest.mark.parametrize("preset, expected", [
-    ("tiny", {"NoShuttingDownJoinsIsr": F8, "AdminZnodesConsumed": F9, "PreferredElectionZnodeConsumed": F9}),
+    ("tiny", {"NoShuttingDownJoinsIsr": F8, "AdminZnodesConsumed": F9, "PreferredElectionZnodeConsumed": F9,
+              "PreferredElectionZnodeConsumedWithLeadership": F9}),
     ("default", {"NoShuttingDownJoinsIsr": F8, "AdminZnodesConsumed": F9, "PreferredElectionZnodeConsumed": F9,
-                 "ActiveControllerOnceSettled": F10}),
+                 "PreferredElectionZnodeConsumedWithLeadership": F9, "ActiveControllerOnceSettled": F10}),
 ])
 def test_the_known_violations_are_as_before(preset: str, expected: dict) -> None:
     assert known_violations(config.load_preset(preset)) == expected

@@ -43,13 +43,15 @@ APPLIES: dict[str, tuple[dict[str, int], list[tuple[str, int]]]] = {
     "NoShuttingDownJoinsIsr": ({"max_controlled_shutdowns": 1}, [("NoShuttingDownJoinsIsr", 11)]),
     "AdminZnodesConsumed": ({}, []),
     "PreferredElectionZnodeConsumed": ({}, []),
+    "PreferredElectionZnodeConsumedWithLeadership": ({}, []),
     "ActiveControllerOnceSettled": ({}, []),
     "EventuallyOneActiveController": ({"max_controller_moves": 2}, []),
     "ReassignmentEventuallyCompletes": ({"max_perturbations": -1}, []),
     "ReplicaStatesMatchLiveness": ({"max_perturbations": -1}, []),
     "DeposedLeaderNotified": ({"max_perturbations": -1}, []),
-    "OfflinePartitionWithLiveIsrGetsLeader": ({"max_perturbations": -1}, []),
-    "OfflinePartitionEventuallyOnline": ({"max_perturbations": -1}, []),
+    # with a session expiry beside the crash and the reassignment: Findings 13 applies too
+    "OfflinePartitionWithLiveIsrGetsLeader": ({"max_perturbations": -1, "max_session_expiries": 1}, []),
+    "OfflinePartitionEventuallyOnline": ({"max_perturbations": -1, "max_session_expiries": 1}, []),
     "DeletedTopicLeavesNoReplica": ({"max_topic_deletions": 1, "max_controller_moves": 1, "max_perturbations": 2}, []),
 }
 
