@@ -29,9 +29,10 @@ SCHEMA_VERSION = 1
 
 
 def build(grid: Grid, records: dict[str, dict], *, engine: str, interrupted: bool, duration_s: float,
-          failed: dict[str, str] | None = None) -> dict[str, Any]:
+          failed: dict[str, str] | None = None, stopped_early: bool = False) -> dict[str, Any]:
     """The report of `grid` from the records of its finished scopes (`kcm.sweep.results`);
-    `failed`: scopes whose run failed (not judged), with why."""
+    `failed`: scopes whose run failed (not judged), with why; `stopped_early`: a fail-fast sweep
+    stopped at its first violation (the scopes left are not run)."""
     failed = failed or {}
     order = [s.name for s in grid.scopes]
     done = [records[name] for name in order if name in records]
@@ -80,6 +81,7 @@ def build(grid: Grid, records: dict[str, dict], *, engine: str, interrupted: boo
         "distinct_states": sum(r["distinct"] for r in done), "duration_s": round(duration_s, 2),
         "properties": rows, "goals": goal_rows, "cut_by_budget": cut, "not_run": not_run,
         "failed": [{"scope": s, "error": e} for s, e in failed.items()],
+        "stopped_at_first_violation": stopped_early,
         "scopes": [{k: r[k] for k in ("scope", "verdict", "reason", "distinct", "generated", "depth", "seconds")}
                    | {"violations": [v["property"] for v in r["violations"]],
                       "known": [k["property"] for k in r["known"]]} for r in done],
@@ -162,7 +164,9 @@ def summary(doc: dict, reports: list[str]) -> list[str]:
     if doc["cut_by_budget"]:
         lines.append("  cut by the budget: " + ", ".join(c["scope"] for c in doc["cut_by_budget"]))
     if doc["not_run"]:
-        lines.append(f"  not run: {len(doc['not_run'])} scope(s)")
+        lines.append(f"  not run: {len(doc['not_run'])} scope(s)"
+                     + (" (--fail-fast: stopped at the first violation)" if doc.get("stopped_at_first_violation")
+                        else ""))
     for f in doc["failed"]:
         lines.append(f"  failed: {f['scope']}: {f['error']}")
     lines.append("  reports: " + ", ".join(reports))

@@ -54,6 +54,7 @@ EXPECTED: dict[str, tuple[int, set[tuple[str, tuple[int, ...]]]]] = {
     # Findings 11 applies here too (it needs a reassignment and a crash or expiry of its replica);
     # the leaderless partition at 32 steps is Findings 13's, which Findings 11's matcher rejects
     "b2-rf1-p1-expiry+reassign-cold": (84_329, {("ReassignmentEventuallyCompletes", (11,)),
+                                                ("AdminRequestCarriedOutOrRefused", (11,)),
                                                 ("ReplicaStatesMatchLiveness", (11,)),
                                                 ("OfflinePartitionEventuallyOnline", (11, 13)),
                                                 ("OfflinePartitionWithLiveIsrGetsLeader", (11, 13))}),

@@ -137,6 +137,8 @@ def _reads_before_the_catalogue(nb: int) -> dict:
         "IsrNonEmpty": PropertyReads(frozenset({ZK})),
         "OnlyActiveControllerActs": PropertyReads(frozenset({GHOST})),
         "NoStaleContextWhenInactive": PropertyReads(ctl),
+        "NoControllerWatchesWhenInactive": PropertyReads(ctl | {ZK}),
+        "NoQueuedRequestsWhenInactive": PropertyReads(ctl | nets),
         "ReassignmentSetsDisjoint": PropertyReads(frozenset({ZK})),
         "ZkWritesFenced": PropertyReads(ctl | {ZK}, event),
         "StaleControllerRejected": PropertyReads(metas, deliver),
@@ -175,7 +177,7 @@ def test_the_known_violations_are_as_before(preset: str, expected: dict) -> None
 
 
 def test_only_the_watch_property_reads_the_watches() -> None:
-    assert {"ControllerWatchesArmed"} == READS_WATCHES
+    assert {"ControllerWatchesArmed", "NoControllerWatchesWhenInactive"} == READS_WATCHES
 
 
 def test_each_model_owns_its_judge() -> None:
