@@ -23,9 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
-import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -53,6 +51,7 @@ def main() -> int:
         # The baselines trace the model's source lines (kcm/compiled.py): run from source.
         os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "KCM_PURE": "1"})
     from kcm.checker import mutation as M
+    from mutate import timed_mutate  # bench/mutate.py, beside this script: the shared runner
 
     from kcm.cli import main as kcm
 
@@ -63,28 +62,8 @@ def main() -> int:
     stale = sorted(i for i, e in killed.items()
                    if i not in current or current[i].description != e["description"])
     killed = {i: e for i, e in killed.items() if i not in stale}
-    argv = ["mutate", "--grid", args.grid, "--engine", args.engine, "--seed", str(args.seed),
-            "--timeout", str(args.timeout), "--out", args.out]
-    for i in killed:
-        argv += ["--mutant", i]
-    if args.max_states:
-        argv += ["--max-states", str(args.max_states)]
-    if args.liveness:
-        argv += ["--liveness"]
-    if args.engine == "spark":
-        argv += ["--master", args.master]
-    if args.sample:
-        argv += ["--sample", str(args.sample)]
-    load = os.getloadavg()
-    started, cpu = time.perf_counter(), time.process_time()
-    code = kcm(argv)
-    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
-    doc = json.loads((Path(args.out) / "mutation.json").read_text(encoding="utf-8"))
-    mutant_cpu = sum(e.get("cpu_seconds", 0.0) for e in doc["mutants"])
-    total_cpu = cpu + (mutant_cpu if args.engine == "spark" else 0.0)
-    print(f"\n{time.strftime('%Y-%m-%d %H:%M')} · {platform.node()} · {os.cpu_count()} cores · "
-          f"load before {load[0]:.1f}, after {os.getloadavg()[0]:.1f} · engine {args.engine}"
-          f"{' ' + args.master if args.engine == 'spark' else ''} · wall {wall:.0f} s · exit {code}")
+    argv = ["mutate", "--grid", args.grid, *(a for i in killed for a in ("--mutant", i))]
+    code, doc, cpu, mutant_cpu, total_cpu = timed_mutate(kcm, argv, args)
     print(f"CPU {total_cpu:.0f} s in all (driver {cpu:.0f} s, mutants {mutant_cpu:.0f} s); "
           f"{len(killed)} killed mutants in {Path(args.run).name} ({len(stale)} stale ids left out), "
           f"{doc['planned']} planned, {doc['total']} judged"
