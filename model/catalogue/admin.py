@@ -26,10 +26,9 @@ events still queued. Kafka 2.6 drops a reassignment of a partition without a sta
 
 Kafka 2.6 leaves a preferred election behind when it names a partition without leadership:
 `processReplicaLeaderElection` looks up `partitionLeadershipInfo(tp)` (a map's `apply`), which throws before the
-`finally` is reached (Findings 9). PreferredElectionZnodeConsumed is excused for it on every
-config; PreferredElectionZnodeConsumedWithLeadership allows exactly that cause and no other
-(Findings 9's matcher: the election threw on a partition without leadership in the controller's
-context).
+`finally` is reached (Findings 9). PreferredElectionZnodeConsumed is excused for that cause
+and no other (Findings 9's matcher: since the znode was written, the election threw on a partition
+without leadership in the controller's context).
 """
 
 from __future__ import annotations
@@ -39,7 +38,7 @@ from collections.abc import Callable
 from kcm.model.actions import ControllerProcessEvent
 from kcm.model.catalogue import findings
 from kcm.model.catalogue.declaration import CONTROLLER_EVENTS, Declaration, Judged, Kind, per_topic, with_judge
-from kcm.model.catalogue.settledness import AFRESH, Settledness, settled_under_a_controller
+from kcm.model.catalogue.settledness import AFRESH, Settledness
 from kcm.model.cluster import NO_ZNODE, Cluster, bits
 from kcm.model.config import ModelConfig
 
@@ -63,30 +62,6 @@ def preferred_election_znode_consumed(s: Cluster, judge: Settledness = AFRESH) -
     is deleted in `onReplicaElection`'s `finally` (or by the next controller's
     `onControllerFailover`, which takes over pending elections)."""
     return not judge.settled(s) or not s.zk.preferred
-
-
-def preferred_election_znode_consumed_with_leadership(s: Cluster, judge: Settledness = AFRESH) -> bool:
-    """Settled under an active controller: `/admin/preferred_replica_election` is gone, unless a
-    partition it names had no leadership in the controller's context when the controller handled
-    the election. `processReplicaLeaderElection` elects for the partitions named, then
-    `onReplicaElection`'s `finally` deletes the znode and re-puts the event (KAFKA-6146); only a
-    partition without leadership, where the lookup `partitionLeadershipInfo(tp)` (a map's `apply`)
-    throws before the `finally` is reached, leaves it behind (Findings 9)
-    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
-    processReplicaLeaderElection, onReplicaElection). What 2.6 looks up is the context, not
-    ZooKeeper, and the state cannot always tell: a partition whose create reply was lost has a state
-    znode but no cached leadership (Findings 7), and a partition whose only replica was down at the
-    election gets its znode when the broker returns, after the lookup threw. So the state test
-    below (a named partition of a live topic without a state znode) only excuses the plain case
-    early; Findings 9's matcher, which reads the trace for the election that threw, excuses the
-    rest."""
-    if not settled_under_a_controller(s, judge):
-        return True
-    zk = s.zk
-    if not zk.preferred:
-        return True
-    return any(zk.assignment[p] and zk.partitions[p] == NO_ZNODE for p in range(len(zk.partitions))
-               if zk.preferred >> p & 1)
 
 
 def _reassignment_answered(s: Cluster, c: int, t: Cluster, p: int, ppt: int) -> bool:
@@ -187,11 +162,6 @@ DECLARATIONS: tuple[Declaration, ...] = (
     Declaration("PreferredElectionZnodeConsumed",
                 "once settled, /admin/preferred_replica_election is gone, dead brokers left dead",
                 Kind.LIVENESS, with_judge(preferred_election_znode_consumed), where=Judged.SETTLED,
-                findings=((findings.PREFERRED_ELECTION_ZNODE_STAYS, findings.any_config),)),
-    Declaration("PreferredElectionZnodeConsumedWithLeadership",
-                "once settled, /admin/preferred_replica_election is gone unless its election met a partition "
-                "without leadership in the controller's context",
-                Kind.LIVENESS, with_judge(preferred_election_znode_consumed_with_leadership), where=Judged.SETTLED,
                 findings=((findings.PREFERRED_ELECTION_ZNODE_STAYS, findings.any_config),)),
     Declaration("AdminRequestCarriedOutOrRefused",
                 "an admin request deleted from /admin was carried out, or refused for a reason ZooKeeper shows",

@@ -282,7 +282,7 @@ def _preferred_election_threw(trace: Sequence[tuple[Any, Cluster]], ppt: int) ->
 
 
 def _preferred_znode_stays(s: Cluster, a: Any, t: Cluster, trace: LazyTrace, ppt: int) -> bool:
-    """PreferredElectionZnodeConsumed(WithLeadership): the znode left is one whose election threw."""
+    """PreferredElectionZnodeConsumed: the znode left is one whose election threw."""
     return bool(t.zk.preferred) and _preferred_election_threw(trace(), ppt)
 
 
@@ -298,8 +298,7 @@ PREFERRED_ELECTION_ZNODE_STAYS = Finding(
     "/admin/preferred_replica_election is the only admin request left, and since it was written a "
     "controller handled it while a partition it names had no leadership (the lookup partitionLeadershipInfo(tp) threw)",
     {"AdminZnodesConsumed": _per_topic(_only_preferred_znode_stays),
-     "PreferredElectionZnodeConsumed": _per_topic(_preferred_znode_stays),
-     "PreferredElectionZnodeConsumedWithLeadership": _per_topic(_preferred_znode_stays)})
+     "PreferredElectionZnodeConsumed": _per_topic(_preferred_znode_stays)})
 
 
 # ---- Findings 10: no controller after an operator's move -------------------------------------------

@@ -39,6 +39,9 @@ def test_the_tiny_grid_end_to_end(tmp_path, capsys):
     assert doc["goals"] == [{"goal": "ControllerFailsOver", "status": "met", "met_in": 2,
                              "first_met_in": "b2-rf2-p1-crash-cold"}]
     assert all(p["status"] == "held" for p in doc["properties"])
+    # each scope's own CPU time, measured in the process that ran it, and their sum
+    assert all(s["cpu_seconds"] > 0 for s in doc["scopes"])
+    assert doc["cpu_s"] == round(sum(s["cpu_seconds"] for s in doc["scopes"]), 2)
     junit = (out / "junit.xml").read_text()
     assert 'failures="0"' in junit and 'name="goal ControllerFailsOver"' in junit
     err = capsys.readouterr().err

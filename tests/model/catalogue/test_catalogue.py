@@ -167,10 +167,9 @@ F10 = "Findings 10: /controller deleted while the controller's own watch is spen
 
 
 @pytest.mark.parametrize("preset, expected", [
-    ("tiny", {"NoShuttingDownJoinsIsr": F8, "AdminZnodesConsumed": F9, "PreferredElectionZnodeConsumed": F9,
-              "PreferredElectionZnodeConsumedWithLeadership": F9}),
+    ("tiny", {"NoShuttingDownJoinsIsr": F8, "AdminZnodesConsumed": F9, "PreferredElectionZnodeConsumed": F9}),
     ("default", {"NoShuttingDownJoinsIsr": F8, "AdminZnodesConsumed": F9, "PreferredElectionZnodeConsumed": F9,
-                 "PreferredElectionZnodeConsumedWithLeadership": F9, "ActiveControllerOnceSettled": F10}),
+                 "ActiveControllerOnceSettled": F10}),
 ])
 def test_the_known_violations_are_as_before(preset: str, expected: dict) -> None:
     assert known_violations(config.load_preset(preset)) == expected

@@ -43,7 +43,6 @@ APPLIES: dict[str, tuple[dict[str, int], list[tuple[str, int]]]] = {
     "NoShuttingDownJoinsIsr": ({"max_controlled_shutdowns": 1}, [("NoShuttingDownJoinsIsr", 11)]),
     "AdminZnodesConsumed": ({}, []),
     "PreferredElectionZnodeConsumed": ({}, []),
-    "PreferredElectionZnodeConsumedWithLeadership": ({}, []),
     "ActiveControllerOnceSettled": ({}, []),
     "EventuallyOneActiveController": ({"max_controller_moves": 2}, []),
     "ReassignmentEventuallyCompletes": ({"max_perturbations": -1}, []),

@@ -291,12 +291,6 @@ INVARIANTS: dict[str, Bug] = {
         "                                 zk_triggered=True)",
         "pass", "m-move.toml", 10),
     # slips past: the znode deleted without the election it asked for
-    "PreferredElectionZnodeConsumedWithLeadership": Bug(
-        "controller.py",
-        "self.on_replica_election(self.fetch_pending_preferred_replica_elections(), Strategy.PREFERRED,\n"
-        "                                 zk_triggered=True)",
-        "pass", "m-move.toml", 10),
-    # slips past: the znode of a partition without leadership deleted (2.6 leaves it)
 }
 
 GOALS: dict[str, Bug] = {
@@ -359,8 +353,6 @@ NOT_THE_FINDING: dict[str, Bug] = {
     "AdminZnodesConsumed": INVARIANTS["AdminZnodesConsumed"],
     # a failover skips the pending elections: the znode stays, every partition it names has leadership
     "PreferredElectionZnodeConsumed": INVARIANTS["PreferredElectionZnodeConsumed"],
-    # the same mistake: the znode stays although no election met a partition without leadership
-    "PreferredElectionZnodeConsumedWithLeadership": INVARIANTS["PreferredElectionZnodeConsumedWithLeadership"],
     "ActiveControllerOnceSettled": Bug(*_REELECT_WITHOUT_ELECTION, "m-move.toml", 6),
     "EventuallyOneActiveController": Bug(*_REELECT_WITHOUT_ELECTION, "m-move.toml", 6),
     # Findings 11 (a reassignment of a partition without a state znode) applies on m-reassign.toml
