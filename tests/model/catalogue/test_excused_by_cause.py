@@ -53,6 +53,7 @@ APPLIES: dict[str, tuple[dict[str, int], list[tuple[str, int]]]] = {
     "OfflinePartitionWithLiveIsrGetsLeader": ({"max_perturbations": -1, "max_session_expiries": 1}, []),
     "OfflinePartitionEventuallyOnline": ({"max_perturbations": -1, "max_session_expiries": 1}, []),
     "DeletedTopicLeavesNoReplica": ({"max_topic_deletions": 1, "max_controller_moves": 1, "max_perturbations": 2}, []),
+    "PartitionCountNeverDecreases": ({}, []),
 }
 
 
