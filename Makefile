@@ -5,6 +5,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PRESET ?= default
+# The grid of small scopes swept after the preset, as the CI gate does (docs/sweep.md); `make run
+# GRID=` checks the preset alone.
+GRID ?= gate
 PYTEST_ARGS ?=
 # The model and the explorer compiled with Cython (kcm/compiled.py): rebuilt when a source changed;
 # until then the edited module runs from its .py file.
@@ -13,7 +16,7 @@ COMPILED := build/compiled/manifest.json
 .PHONY: run test lint bench docs diagrams sysdeps sysdeps-run clean
 
 run: $(VENV)/.installed $(COMPILED) sysdeps-run
-	$(BIN)/kcm check --preset $(PRESET) --diagrams docs/diagrams
+	$(BIN)/kcm check --preset $(PRESET) $(if $(GRID),--grid $(GRID)) --diagrams docs/diagrams
 
 # The suite runs compiled; the mutation tests, which trace the model's source lines, run in a
 # second pass from source (marked `pure_only` by tests/conftest.py). The lint gate runs first.

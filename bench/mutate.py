@@ -74,8 +74,30 @@ def main() -> int:
     for name in SUITE:
         folder = REPO_ROOT / ("kcm/presets" if name == "tiny" else "bench/mutation")
         argv += ["--config", str(folder / f"{name}.toml")]
-    argv += ["--engine", args.engine, "--seed", str(args.seed), "--timeout", str(args.timeout), "--out", args.out,
-             "--triage", str(REPO_ROOT / "bench/mutation/triage")]
+    argv += ["--triage", str(REPO_ROOT / "bench/mutation/triage")]
+    code, doc, cpu, mutant_cpu, total_cpu = timed_mutate(kcm, argv, args)
+    print(f"CPU {total_cpu:.0f} s in all (driver {cpu:.0f} s, mutants {mutant_cpu:.0f} s: "
+          f"{mutant_cpu / max(1, len(doc['mutants'])):.2f} s per mutant); "
+          f"searched {sum(e.get('searched', 0) for e in doc['mutants'])} mutant-configs, "
+          f"decided {sum(e.get('compared', 0) for e in doc['mutants'])} without a search")
+    print()
+    print("\n".join(markdown_table(doc)))
+    if "triage" in doc:
+        t = doc["triage"]
+        # No score after triage when nothing was judged (a sample of equivalents, say).
+        after = t["score_after_triage"]
+        print(f"\nTriage: {sum(t['explained'].values())} explained {t['explained']}, "
+              f"{len(t['unexplained'])} unexplained, {len(t['stale'])} stale; "
+              f"score after triage {'-' if after is None else f'{after:.1%}'}")
+    return code
+
+
+def timed_mutate(kcm, argv: list[str], args: argparse.Namespace) -> tuple[int, dict, float, float, float]:
+    """Run `kcm mutate` with `argv` and the options both benchmarks share (engine, seed, timeout,
+    budget, liveness, sample, out); print the run's first line (load, wall time, exit code) and
+    return (exit code, its report, the driver's CPU, the mutants' CPU, the CPU in all)."""
+    argv = [*argv, "--engine", args.engine, "--seed", str(args.seed), "--timeout", str(args.timeout),
+            "--out", args.out]
     if args.max_states:
         argv += ["--max-states", str(args.max_states)]
     if args.liveness:
@@ -95,18 +117,7 @@ def main() -> int:
     print(f"\n{time.strftime('%Y-%m-%d %H:%M')} · {platform.node()} · {os.cpu_count()} cores · "
           f"load before {load[0]:.1f}, after {os.getloadavg()[0]:.1f} · engine {args.engine}"
           f"{' ' + args.master if args.engine == 'spark' else ''} · wall {wall:.0f} s · exit {code}")
-    print(f"CPU {total_cpu:.0f} s in all (driver {cpu:.0f} s, mutants {mutant_cpu:.0f} s: "
-          f"{mutant_cpu / max(1, len(doc['mutants'])):.2f} s per mutant); "
-          f"searched {sum(e.get('searched', 0) for e in doc['mutants'])} mutant-configs, "
-          f"decided {sum(e.get('compared', 0) for e in doc['mutants'])} without a search")
-    print()
-    print("\n".join(markdown_table(doc)))
-    if "triage" in doc:
-        t = doc["triage"]
-        print(f"\nTriage: {sum(t['explained'].values())} explained {t['explained']}, "
-              f"{len(t['unexplained'])} unexplained, {len(t['stale'])} stale; "
-              f"score after triage {t['score_after_triage']:.1%}")
-    return code
+    return code, doc, cpu, mutant_cpu, total_cpu
 
 
 def markdown_table(doc: dict) -> list[str]:

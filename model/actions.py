@@ -10,8 +10,12 @@ declaration is complete: a kind added here without its record fails at import.
 Healing actions are never bounded: they take the cluster back to quiescence (`BrokerStart`, a
 restart; `BrokerNoticeExpiry`, `ControllerProcessEvent`, `NetworkDeliver`, `LeaderExpandIsr`,
 `BrokerShutdown`, finishing a controlled shutdown). Faults and admin operations each spend one
-of their budget. `ZkSessionExpire` is both: a fault for a live broker, healing for a dead one
-(the session of a dead broker always expires eventually).
+of their budget, but two of them spend it in some states only, and a step that spends nothing
+heals (model/spec.py `_SPENDS_WHEN`, `heals`): `ZkSessionExpire` is a fault for a live broker and
+healing for a dead one (the session of a dead broker always expires eventually), and
+`BrokerRequestControlledShutdown` is an operation the first time and healing as the retry of a
+refused request (the broker's own loop retries until `controlled.shutdown.max.retries`,
+kafka@2.6.x:core/src/main/scala/kafka/server/KafkaServer.scala controlledShutdown).
 
 Watch notifications have no action of their own: ZooKeeper notifies the watcher in the same step
 as the write that fires the watch, and the watcher's ZooKeeper client thread only enqueues a
@@ -226,8 +230,7 @@ GROUPS = ("cpe", "broker", "deliver", "leader", "admin")
 class ActionKind:
     """One kind of action, declared once (see the module docstring).
 
-    `budget` is None for a healing kind. `heals_when_dead`: the kind is healing when its broker
-    is down (it then spends nothing). `overlap` is the name an `overlapping` run gives the budget
+    `budget` is None for a healing kind. `overlap` is the name an `overlapping` run gives the budget
     (ModelConfig.overlapping), `budget_field` the config field that bounds it. `counterpart` is
     the `kcm.impl.step_cluster.StepCluster` method that performs the kind in the implementation,
     given the action's fields (partitions and topics as the implementation names them)."""
@@ -239,7 +242,6 @@ class ActionKind:
     budget: Budget | None = None
     overlap: str | None = None
     budget_field: str | None = None
-    heals_when_dead: bool = False
 
     @property
     def name(self) -> str:
@@ -250,13 +252,12 @@ def _healing(cls: type, group: str, counterpart: str) -> ActionKind:
     return ActionKind(cls, Role.HEALING, group, counterpart)
 
 
-def _bounded(cls: type, role: Role, group: str, counterpart: str, budget: Budget, overlap: str,
-             heals_when_dead: bool = False) -> ActionKind:
-    return ActionKind(cls, role, group, counterpart, budget, overlap, f"max_{budget.name.lower()}", heals_when_dead)
+def _bounded(cls: type, role: Role, group: str, counterpart: str, budget: Budget, overlap: str) -> ActionKind:
+    return ActionKind(cls, role, group, counterpart, budget, overlap, f"max_{budget.name.lower()}")
 
 
-def _fault(cls: type, group: str, counterpart: str, budget: Budget, overlap: str, **more: bool) -> ActionKind:
-    return _bounded(cls, Role.FAULT, group, counterpart, budget, overlap, **more)
+def _fault(cls: type, group: str, counterpart: str, budget: Budget, overlap: str) -> ActionKind:
+    return _bounded(cls, Role.FAULT, group, counterpart, budget, overlap)
 
 
 def _admin(cls: type, group: str, counterpart: str, budget: Budget, overlap: str) -> ActionKind:
@@ -268,8 +269,7 @@ def _admin(cls: type, group: str, counterpart: str, budget: Budget, overlap: str
 KINDS = (
     _healing(BrokerStart, "broker", "start_broker"),
     _fault(BrokerCrash, "broker", "crash_broker", Budget.BROKER_CRASHES, "broker_crash"),
-    _fault(ZkSessionExpire, "broker", "expire_session", Budget.SESSION_EXPIRIES, "session_expiry",
-           heals_when_dead=True),
+    _fault(ZkSessionExpire, "broker", "expire_session", Budget.SESSION_EXPIRIES, "session_expiry"),
     _healing(BrokerNoticeExpiry, "broker", "notice_expiry"),
     _healing(ControllerProcessEvent, "cpe", "run_event"),
     _healing(NetworkDeliver, "deliver", "deliver"),
@@ -359,7 +359,7 @@ def _check() -> None:
     for k in KINDS:
         if k.group not in GROUPS:
             raise AssertionError(f"{k.name}: unknown group {k.group!r}")
-        if (k.role is Role.HEALING) != (k.budget is None) or (k.heals_when_dead and k.role is Role.HEALING):
+        if (k.role is Role.HEALING) != (k.budget is None):
             raise AssertionError(f"{k.name}: a healing kind has no budget, every other one has")
 
 

@@ -135,17 +135,21 @@ def init_states(cfg: ModelConfig) -> tuple[Cluster, ...]:
 
 
 #: The kinds that heal (model/actions.py `Role`): enabled without any budget, they take the
-#: cluster back to quiescence; and those of them that heal only when their broker is down.
-_HEALING = frozenset(k.cls for k in KINDS if k.role is Role.HEALING or k.heals_when_dead)
-_HEALING_WHEN_DEAD = frozenset(k.cls for k in KINDS if k.heals_when_dead)
+#: cluster back to quiescence.
+_HEALING = frozenset(k.cls for k in KINDS if k.role is Role.HEALING)
 
 
 def heals(state: Cluster, action) -> bool:
-    """Whether `action` is a healing step in `state`: a healing kind, or a session expiry of a
-    dead broker (that of a live broker is a fault: it spends a budget). The set `settle` takes,
-    and the one the liveness checker assumes weakly fair."""
+    """Whether `action` is a healing step in `state`: a healing kind, or a step of a bounded kind
+    that spends nothing here (`_SPENDS_WHEN`): a session expiry of a dead broker, and the retry
+    of a refused controlled shutdown, which the broker's own loop makes
+    (kafka@2.6.x:core/src/main/scala/kafka/server/KafkaServer.scala controlledShutdown). The set
+    `settle` takes, and the one the liveness checker assumes weakly fair."""
     kind = type(action)
-    return kind in _HEALING and not (kind in _HEALING_WHEN_DEAD and state.brokers[action.broker].up)
+    if kind in _HEALING:
+        return True
+    spends = _SPENDS_WHEN.get(kind)
+    return spends is not None and not spends(state, action)
 
 
 def settle(cfg: ModelConfig, state: Cluster) -> Cluster:
@@ -679,7 +683,7 @@ _EFFECTS: dict[type, Callable[[World, Any], None]] = {
 }
 #: The kinds that spend their budget in some states only: a dead broker's session expiring heals,
 #: and a refused controlled shutdown retries for free.
-_SPENDS_WHEN: dict[type, Callable[[World, Any], bool]] = {
+_SPENDS_WHEN: dict[type, Callable[[World | Cluster, Any], bool]] = {
     ZkSessionExpire: lambda w, a: w.brokers[a.broker].up,
     BrokerRequestControlledShutdown: lambda w, a: w.brokers[a.broker].shutdown is Shutdown.NONE,
 }

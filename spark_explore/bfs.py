@@ -224,6 +224,7 @@ class _SparkExplorer:
         self.frontier = 0
         self.queue = 0
         self.generated = self.distinct = 0
+        self.cut = 0   # states a bound of the model left without successor (`Stats.cut`)
         self.frontier_sizes: list[int] = []
         self.outdegrees: dict[int, int] = {}
         self.evaluations: dict[str, int] = {}
@@ -326,7 +327,7 @@ class _SparkExplorer:
                              "table coverage)")
         self.partitions = state.partitions
         self.level, self.frontier, self.queue = state.level, state.frontier, state.frontier
-        self.generated, self.distinct = state.generated, state.distinct
+        self.generated, self.distinct, self.cut = state.generated, state.distinct, state.cut
         self.frontier_sizes = list(state.frontier_sizes)
         self.outdegrees, self.evaluations = dict(state.outdegrees), dict(state.evaluations)
         self.new_states, self.first_seen = dict(state.new_states), dict(state.first_seen)
@@ -513,6 +514,7 @@ class _SparkExplorer:
                 known_events[name] = _min(known_events.get(name), key)
         for e in expanded:
             self.generated += e.generated
+            self.cut += e.cut
             for degree, count in e.outdegrees.items():
                 self.outdegrees[degree] = self.outdegrees.get(degree, 0) + count
             for name, count in e.evaluations.items():
@@ -565,7 +567,7 @@ class _SparkExplorer:
         state = snapshots.DriverState(
             spec=self.spec, options_key=self.options_key(), partitions=self.partitions,
             level=self.level, frontier=self.frontier, generated=self.generated,
-            distinct=self.distinct, frontier_sizes=list(self.frontier_sizes),
+            distinct=self.distinct, cut=self.cut, frontier_sizes=list(self.frontier_sizes),
             outdegrees=dict(self.outdegrees), evaluations=dict(self.evaluations),
             new_states=dict(self.new_states), first_seen=dict(self.first_seen),
             edges=Counter(self.edges), witnesses=dict(self.witnesses),
@@ -601,7 +603,7 @@ class _SparkExplorer:
         stats = Stats(
             generated=self.generated, distinct=self.distinct, queue=self.queue,
             depth=len(self.frontier_sizes), frontier_sizes=tuple(self.frontier_sizes),
-            outdegree=Outdegree.from_histogram(self.outdegrees), duration_s=duration)
+            outdegree=Outdegree.from_histogram(self.outdegrees), duration_s=duration, cut=self.cut)
         self._report("final", stats.depth, stats.queue)
         spark = {
             "master": self.sc.master, "partitions": self.partitions,

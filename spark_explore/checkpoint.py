@@ -71,6 +71,8 @@ class DriverState:
     elapsed_s: float = 0.0
     #: Known behaviour of the system found so far (kcm.model.catalogue.findings): (name, kind, path).
     known_found: list[tuple] = field(default_factory=list)
+    #: States with no successor only because a bound of the model cut their steps (`Stats.cut`).
+    cut: int = 0
 
 
 def _fs(sc, path: str):

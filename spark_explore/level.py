@@ -198,6 +198,8 @@ class ExpandSummary:
     known_step_events: dict[str, tuple] = field(default_factory=dict)
     goal_events: dict[str, tuple] = field(default_factory=dict)
     deadlock: tuple | None = None
+    #: States with no successor only because a bound of the model cut their steps (`Model.pruned`).
+    cut: int = 0
     seconds: float = 0.0
 
 
@@ -403,12 +405,22 @@ def expand_partition(task: LevelTask, report: Callable[[list], None], index: int
         out.states += 1
         out.generated += n
         outdegrees[n] = outdegrees.get(n, 0) + 1
-        # a bound of the model that cut every healing step is a state constraint, not a deadlock
-        if (n == 0 and task.deadlock and out.deadlock is None and not model.is_terminal(s)
-                and not model.pruned(s)):
-            out.deadlock = (path + (DEADLOCK_SLOT,), DEADLOCK_PHASE, 0)
+        if n == 0 and task.deadlock:
+            _dead_end(model, s, path, out)
     out.seconds = time.perf_counter() - started
     report([((task.level, EXPAND, index), out)])
+
+
+def _dead_end(model, s, path: tuple, out: ExpandSummary) -> None:
+    """State `s` (at `path`) has no successor: a deadlock unless it is terminal or a bound of the
+    model cut every healing step of it, a state constraint (`Model.pruned`) that is counted, as the
+    sequential explorer counts it (`Stats.cut`), and is not a deadlock."""
+    if model.is_terminal(s):
+        return
+    if model.pruned(s):
+        out.cut += 1
+    elif out.deadlock is None:
+        out.deadlock = (path + (DEADLOCK_SLOT,), DEADLOCK_PHASE, 0)
 
 
 @pausing_collector

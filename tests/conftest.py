@@ -31,7 +31,7 @@ from kcm import compiled, config
 #: pure_only`). A session run with KCM_PURE=1 and no `-m` runs everything.
 PURE_ONLY = ("tests/checker/test_mutate.py", "tests/checker/test_mutation_triage.py",
              "tests/spark/test_mutate_spark.py", "tests/model/catches/test_catches.py",
-             "tests/cli/test_mutate_reach.py")
+             "tests/cli/test_mutate_reach.py", "tests/checker/test_mutation_grid.py")
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects on the marker

@@ -3,20 +3,22 @@
 The JSON report is what CI scripts parse, so its shape only grows: a field is never renamed or
 removed without bumping `schema_version`. Its fields: `schema_version`, `verdict` (`pass` /
 `violation` / `incomplete`), `preset`, `engine`, `distinct_states`, `generated_states`, `depth`,
-`symmetry`, `duration_s`, `violations` (each `invariant`, `kind`, `trace_length`, `trace_file`,
-and `loop` for a lasso), `known_violations` (violations of properties the model lists as its known
-violations, behaviour of the modelled system, which do not fail the verdict: each `invariant`,
-`kind`, `trace_length`, `finding`), `goals` (name -> met), `coverage` (`table_edges_taken`,
-`table_edges_total`, `untaken`, `illegal_requests`, `actions`), `proofs` (each `property`,
-`brokers`, `result`, `seconds`), plus `variant` and the versions the caller passes (`kcm_version`,
-`kafka_version`); with `kcm explore --liveness`, `liveness` (`liveness_section`). `outcomes`
-holds each property's one outcome (`kcm.checker.engine.result.Outcome`: `name`, `category`,
-`status`, `text`, and `kind`, `steps`, `finding`, `trace_file` where they apply), `counts` the
-same counted by category and status, and `summary` the counts in words; `reason` says why a run
-is incomplete ("interrupted", "max_depth", ...).
+`states_cut_by_bound` (states with no successor only because a bound of the model cut their steps,
+`Stats.cut`: not deadlocks), `symmetry`, `duration_s`, `violations` (each `invariant`, `kind`,
+`trace_length`, `trace_file`, and `loop` for a lasso), `known_violations` (violations of properties
+the model lists as its known violations, behaviour of the modelled system, which do not fail the
+verdict: each `invariant`, `kind`, `trace_length`, `finding`), `goals` (name -> met), `coverage`
+(`table_edges_taken`, `table_edges_total`, `untaken`, `illegal_requests`, `actions`), `proofs`
+(each `property`, `brokers`, `result`, `seconds`), plus `variant` and the versions the caller
+passes (`kcm_version`, `kafka_version`); with `kcm explore --liveness`, `liveness`
+(`liveness_section`). `outcomes` holds each property's one outcome
+(`kcm.checker.engine.result.Outcome`: `name`, `category`, `status`, `text`, and `kind`, `steps`,
+`finding`, `trace_file` where they apply), `counts` the same counted by category and status, and
+`summary` the counts in words; `reason` says why a run is incomplete ("interrupted", "max_depth",
+...).
 
 JUnit XML renders the same outcomes: one test case per property checked, failed if violated,
-*skipped* with the Finding as its message if it broke as a known Kafka 2.6 behaviour (so that a
+*skipped* with the Finding as its message if it broke as a known behaviour of the modelled system (so that a
 dashboard shows it), skipped too when an incomplete run could not judge it; one per goal (failed
 if a complete run never met it, skipped if an incomplete run did not reach it), one per proof
 (failed unless proved) and one for table coverage.
@@ -90,7 +92,7 @@ def build(result: CheckResult | None, proofs: Sequence[Any], *, preset: str, var
                     "seconds": round(p.seconds, 4)} for p in proofs],
     }
     if result is None:
-        doc.update(distinct_states=0, generated_states=0, depth=0, symmetry=False,
+        doc.update(distinct_states=0, generated_states=0, depth=0, states_cut_by_bound=0, symmetry=False,
                    duration_s=round(duration_s or 0.0, 3), violations=[], known_violations=[], goals={},
                    coverage={"table_edges_taken": 0, "table_edges_total": 0, "untaken": [],
                              "illegal_requests": [], "actions": {}}, outcomes=[], counts={}, summary="")
@@ -101,6 +103,7 @@ def build(result: CheckResult | None, proofs: Sequence[Any], *, preset: str, var
         distinct_states=result.stats.distinct,
         generated_states=result.stats.generated,
         depth=result.stats.depth,
+        states_cut_by_bound=result.stats.cut,
         symmetry=result.symmetry,
         duration_s=round(duration_s if duration_s is not None else result.stats.duration_s, 3),
         violations=[{"invariant": v.name, "kind": v.kind, "trace_length": v.trace_length,

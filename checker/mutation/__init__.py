@@ -14,6 +14,7 @@ By concern, in the order a run uses them:
 - `search`: exploring within a budget (`Budget`), by search, random walks or liveness;
 - `baseline`: the clean model on each config, traced, and deciding a mutant without a search;
 - `outcome`, `runner`: what a mutant's run gave, and the run itself (`run_mutant`, `run_local`);
+- `by_config`: the same, config by config, for a grid of many scopes (`run_by_config`);
 - `score`: the mutation score, tallies and hints; `report`: JSON, text and JUnit XML;
 - `triage`: the hand-written explanations of survivors, joined to a report and carried over to
   new line numbers.
@@ -22,6 +23,7 @@ The names a caller needs are importable from the package itself.
 """
 
 from kcm.checker.mutation.baseline import Baseline, CleanGraph, baselines, same_as_clean
+from kcm.checker.mutation.by_config import ByConfig, merge, run_by_config
 from kcm.checker.mutation.generate import (
     MUTABLE_FILES,
     Mutant,
@@ -41,8 +43,8 @@ from kcm.checker.mutation.search import Budget, explore_with_budget, liveness_ve
 
 __all__ = [
     "CRASHED", "EQUIVALENT", "KILLED", "KNOWN_LOST", "MUTABLE_FILES", "OPERATORS", "STATUSES", "SURVIVED",
-    "TIMED_OUT", "Baseline", "Budget", "CleanGraph", "LoadedMutant", "Mutant", "Outcome", "baselines",
-    "explore_with_budget", "generate", "hint", "liveness_verdict", "load", "model_dir", "mutant_by_id",
-    "mutants_of", "random_walks", "read_sources", "run_local", "run_mutant", "same_as_clean", "sample", "score",
-    "tally", "unload",
+    "TIMED_OUT", "Baseline", "Budget", "ByConfig", "CleanGraph", "LoadedMutant", "Mutant", "Outcome", "baselines",
+    "explore_with_budget", "generate", "hint", "liveness_verdict", "load", "merge", "model_dir", "mutant_by_id",
+    "mutants_of", "random_walks", "read_sources", "run_by_config", "run_local", "run_mutant", "same_as_clean",
+    "sample", "score", "tally", "unload",
 ]

@@ -48,6 +48,9 @@ class Baseline:
     #: With `Budget.liveness`: the liveness properties the clean model breaks here (a livelock 2.6
     #: itself has is no kill); None when liveness is not judged on this config (off, or undecided).
     live: frozenset[str] | None = None
+    #: With goals not required (`Budget.goals_required`): the goals the complete clean run met, which
+    #: a mutant must meet too; None otherwise.
+    goals_met: frozenset[str] | None = None
 
     def reaches(self, mutant: Mutant) -> bool:
         """Whether the clean run executed a line of `mutant.reach` (True when unknown)."""
@@ -114,8 +117,9 @@ def baselines(configs: list[tuple[str, ModelConfig]], budget: Budget) -> list[Ba
             if budget.liveness:
                 clean = liveness_verdict(EpochQuotientModel(cfg), budget)
                 live = None if clean is None else frozenset(v.name for v in clean.violations)
+            met = None if budget.goals_required else frozenset(n for n, g in result.goals.items() if g.met)
             out.append(Baseline(name, result.stats.distinct, digest, _lines_of(graph), graph,
-                                frozenset(v.name for v in result.known_violations), live))
+                                frozenset(v.name for v in result.known_violations), live, met))
     return out
 
 
@@ -142,7 +146,9 @@ class _CleanRecorder:
         self.model, self.cov = model, cov
         self.states: list[bytes] = []
         self.digests: list[bytes] = []
-        self.by_line: dict[tuple[str, int], list[int]] = {}
+        # {(file, line): bitmap of the states whose expansion ran it}, bit i in byte i // 8: a bit
+        # per state and line (a list of indices would be a pointer per state and line).
+        self.by_line: dict[tuple[str, int], bytearray] = {}
         self.inits: tuple[bytes, ...] = ()
         self.init_lines: set = set()
         self.index: dict[bytes, int] = {}
@@ -161,7 +167,7 @@ class _CleanRecorder:
             self.digests.append(successors_digest(model, state, out))
             self.index.setdefault(fingerprint(model, state), i)
             for key in lines:
-                self.by_line.setdefault(key, []).append(i)
+                self._mark(key, i)
             return out
 
         def recorded_observe(state, action):
@@ -180,9 +186,7 @@ class _CleanRecorder:
                     previous.update(lines)
                 else:
                     for key in lines:
-                        indices = self.by_line.setdefault(key, [])
-                        if not indices or indices[-1] != i:
-                            indices.append(i)
+                        self._mark(key, i)
             return obs
 
         def recorded_inits():
@@ -200,13 +204,18 @@ class _CleanRecorder:
         # The properties were given the model's `observe` when it was built: give them this one.
         model._properties = properties_for(model.cfg, recorded_observe)
 
+    def _mark(self, key: tuple[str, int], i: int) -> None:
+        """Set state `i`'s bit in the bitmap of line `key` (any order: `recorded_observe` marks late ones)."""
+        bits = self.by_line.get(key)
+        if bits is None:
+            bits = self.by_line[key] = bytearray()
+        byte = i >> 3
+        if len(bits) <= byte:
+            bits.extend(bytes(byte + 1 - len(bits)))
+        bits[byte] |= 1 << (i & 7)
+
     def graph(self) -> CleanGraph:
-        by_line = {}
-        for key, indices in self.by_line.items():
-            bitmap = 0  # (indices are not always ascending: `recorded_observe` adds late ones)
-            for i in indices:
-                bitmap |= 1 << i
-            by_line[key] = bitmap
+        by_line = {key: int.from_bytes(bits, "little") for key, bits in self.by_line.items()}
         return CleanGraph(tuple(self.states), tuple(self.digests), by_line, self.inits,
                           frozenset(self.init_lines), frozenset(self.cov.other))
 

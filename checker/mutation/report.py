@@ -36,10 +36,14 @@ SCHEMA_VERSION = 1
 def build(mutants: Sequence[Mutant], outcomes: Sequence[Outcome], *, configs: Sequence[str],
           bases: Sequence[Baseline], engine: str, seed: int, sample: int | None, budget: Budget,
           generated: int, duration_s: float, complete: bool, interrupted: bool = False,
-          versions: Mapping[str, str] | None = None) -> dict[str, Any]:
+          versions: Mapping[str, str] | None = None, grid: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The JSON report of a run of `mutants` (the ones planned; `outcomes` holds those that ran,
     fewer when `interrupted`); `versions` (the tool's and the modelled system's, as
-    `{"kcm_version": ..., "kafka_version": ...}`) follow `schema_version`."""
+    `{"kcm_version": ..., "kafka_version": ...}`) follow `schema_version`. A run on a grid's scopes
+    (`by_config.py`) gives `grid`: its name, version, scope count and the scopes skipped because
+    the clean model breaks a property there (`skipped`, name and reason); `configs` then lists
+    the scopes explored, and a scope that reaches few mutants is no warning (each scope is small
+    on purpose: the grid reaches what its scopes reach together)."""
     by_id = {m.id: m for m in mutants}
     counts = {s: sum(o.status == s for o in outcomes) for s in STATUSES}
     entries = []
@@ -53,7 +57,10 @@ def build(mutants: Sequence[Mutant], outcomes: Sequence[Outcome], *, configs: Se
         entries.append(e)
     s = score(outcomes)
     reached = [_reached(b, mutants) for b in bases]
-    return {
+    warnings = [] if grid else [_few(b.config, r, len(mutants)) for b, r in zip(bases, reached)
+                                if r is not None and 2 * r < len(mutants)]
+    warnings += [f"scope {name} skipped: {why}" for name, why in (grid or {}).get("skipped", ())]
+    doc = {
         "schema_version": SCHEMA_VERSION,
         **(versions or {}),
         "complete": complete,
@@ -72,13 +79,16 @@ def build(mutants: Sequence[Mutant], outcomes: Sequence[Outcome], *, configs: Se
         "unreached": sum(o.note == "unreached" for o in outcomes),
         "scored": len(outcomes) - counts[EQUIVALENT],
         "score": None if s is None else round(s, 4),
-        "warnings": [_few(b.config, r, len(mutants)) for b, r in zip(bases, reached)
-                     if r is not None and 2 * r < len(mutants)],
+        "warnings": warnings,
         "by_file": tally(outcomes, "file"),
         "by_operator": tally(outcomes, "operator"),
         "duration_s": round(duration_s, 3),
         "mutants": entries,
     }
+    if grid is not None:
+        doc["grid"] = {"name": grid["name"], "version": grid["version"], "scopes": grid["scopes"],
+                       "explored": len(bases), "skipped": [{"scope": n, "reason": why} for n, why in grid["skipped"]]}
+    return doc
 
 
 def _reached(base: Baseline, mutants: Sequence[Mutant]) -> int | None:
@@ -108,6 +118,13 @@ def _reach(doc: Mapping[str, Any]) -> list[str]:
     known = [(e["name"], e["reaches"]) for e in doc["configs"] if e.get("reaches") is not None]
     if not known:
         return []
+    if "grid" in doc:
+        g = doc["grid"]
+        most = max(known, key=lambda k: k[1])
+        return [f"Grid {g['name']} (version {g['version']}): {g['explored']} of its {g['scopes']} scopes explored "
+                f"(a run stops once every mutant is killed), {len(g['skipped'])} skipped; each explored scope reaches "
+                f"{min(r for _, r in known)} to {most[1]} of the {doc['planned']} mutants ({most[0]} the most; "
+                "every scope's count in the JSON report)."] + [f"warning: {w}" for w in doc.get("warnings", ())]
     lines = ["Mutants reached (the clean run executes their lines), by config: "
              + ", ".join(f"{name} {r} of {doc['planned']}" for name, r in known) + "."]
     return lines + [f"warning: {w}" for w in doc.get("warnings", ())]

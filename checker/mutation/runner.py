@@ -158,6 +158,12 @@ def _explore(run: _Run, loaded: LoadedMutant, configs: list[tuple[str, ModelConf
         lost = [] if budget.walks else sorted((base.known or frozenset()) - {v.name for v in result.known_violations})
         if lost:
             return run.outcome(KILLED, property=f"{KNOWN_LOST}({lost[0]})", config=name)
+        # Goals not required (a grid's scope): a goal the clean model meets here and the mutant
+        # no longer does is the violation a required goal would have been.
+        unmet = [] if budget.walks or not base.goals_met else sorted(
+            base.goals_met - {n for n, g in result.goals.items() if g.met})
+        if unmet:
+            return run.outcome(KILLED, property=unmet[0], config=name)
         if base.digest is None or (result.stats.distinct, digest) != (base.distinct, base.digest):
             same = False
             differs.append(i)

@@ -36,6 +36,10 @@ class Budget:
     #: config where its states differ from the clean model's, explore it modulo controller epochs
     #: and check EventuallyQuiescent, EventuallySettled and QuiescenceAlwaysReachable.
     liveness: bool = False
+    #: Every goal of a config must be met (a preset meets its goals: one not met is a violation).
+    #: False for a grid's small scopes, each meeting only the goals its perturbations can: a
+    #: mutant then fails a goal only where the clean model meets it (`runner.py`).
+    goals_required: bool = True
 
 
 
@@ -80,7 +84,7 @@ def explore_with_budget(model, budget: Budget, deadline: float | None = None):
         return fp
 
     model.fingerprint = recording  # the explorer fingerprints every state it generates
-    result, _ = _explore_within(model, budget, deadline)
+    result, _ = _explore_within(model, budget, deadline, goals_required=budget.goals_required)
     complete = result.verdict != "incomplete"
     return result, (_fingerprints_digest(seen) if complete else None), not complete
 

@@ -90,12 +90,11 @@ def command(preset, config_file, variant, out, diagram_dir, json_file, junit_fil
     check_outputs(out, json_file, junit_file, cfg)
     if liveness and engine == "spark" and not no_explore:
         raise UsageError("--liveness runs on the sequential explorer only; add --engine local")
-    if not no_explore:
+    if not no_explore or swept is not None:   # the exploration and the sweep run on the same engine
         check_engine_options(engine, master, jobs=jobs)
     if diagram_dir is not None:
         check_writable_dir(diagram_dir, "--diagrams")
     if swept is not None:
-        check_engine_options(engine, master, jobs=jobs)
         check_writable_dir(out / f"sweep-{swept.name}", "--out")
     sweep_doc: dict | None = None
     console.print(f"kcm check · Kafka {KAFKA_VERSION} controller · {label} "

@@ -16,6 +16,7 @@ from kcm.checker.engine.report import write_json, write_junit
 from kcm.checker.mutation import report as mutation_report
 from kcm.checker.mutation import triage as mutation_triage
 from kcm.exploration import ENGINES, start_spark
+from kcm.sweep import grid as grids
 
 
 def _configs(presets, config_files) -> list[tuple[str, object]]:
@@ -31,6 +32,11 @@ def _configs(presets, config_files) -> list[tuple[str, object]]:
               help="Explore each mutant on this preset (repeatable; default: tiny).")
 @click.option("--config", "config_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
               help="A TOML config file (repeatable); a mutant is explored on each config in turn until one kills it.")
+@click.option("--grid", "grid_name", default=None, metavar="NAME",
+              help="Explore each mutant on a grid's scopes instead (kcm/grids: gate, nightly, deep), config by config "
+                   "in the grid's order, each scope's budget the per-scope state bound unless --max-states.")
+@click.option("--grid-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="A grid TOML file instead of a shipped grid.")
 @click.option("--engine", type=click.Choice(ENGINES), default="local", show_default=True,
               help="One mutant after the other, or one mutant per Spark task.")
 @click.option("--master", default=None, metavar="URL", help="Spark master (default local[*]).")
@@ -45,7 +51,7 @@ def _configs(presets, config_files) -> list[tuple[str, object]]:
 @click.option("--max-states", type=click.IntRange(min=1), default=None,
               help="Distinct states per config a mutant may explore (beyond: timed out).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Seconds a mutant may take over all configs (beyond: timed out).")
+              help="Seconds a mutant may take over all configs, or with --grid on each scope (beyond: timed out).")
 @click.option("--walks", type=click.IntRange(min=1), default=None,
               help="Random walks per config instead of exhaustive search (big presets; finds, never proves).")
 @click.option("--depth", type=click.IntRange(min=1), default=50, show_default=True,
@@ -65,8 +71,9 @@ def _configs(presets, config_files) -> list[tuple[str, object]]:
               help="Write JUnit XML here (one test case per mutant).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write the report (mutation.json, mutation.txt) and each survivor's diff here.")
-def command(presets, config_files, engine, master, files, operators, ids, sample, seed, max_states, timeout, walks,
-            depth, liveness, triage_dir, min_score, list_only, json_file, junit_file, out) -> int:
+def command(presets, config_files, grid_name, grid_file, engine, master, files, operators, ids, sample, seed,
+            max_states, timeout, walks, depth, liveness, triage_dir, min_score, list_only, json_file, junit_file,
+            out) -> int:
     """Grade the properties by mutation: seed one small fault at a time into the model's
     controller and brokers, explore each mutant like `kcm explore`, and report which the
     properties kill and which survive (with their diffs).
@@ -78,7 +85,8 @@ def command(presets, config_files, engine, master, files, operators, ids, sample
     _check_choices(files, operators, walks, liveness)
     if out is not None:
         check_writable_dir(out)
-    configs = _configs(presets, config_files)
+    g = _grid(grid_name, grid_file, presets, config_files)
+    configs = [(s.name, s.config()) for s in g.scopes] if g else _configs(presets, config_files)
     sources = M.read_sources()
     generated = M.generate(sources, files or None, operators or None)
     generated_count, every_mutant = len(generated), generated
@@ -90,36 +98,32 @@ def command(presets, config_files, engine, master, files, operators, ids, sample
         for m in mutants:
             console.print(f"{m.id}  {m.description}")
         return EXIT_PASS
-    if walks and max_states:
-        raise UsageError("--max-states bounds an exhaustive search; with --walks give --depth instead")
-    budget = M.Budget(max_states, timeout, walks, depth, seed, liveness)
+    budget = _budget(g, max_states, timeout, walks, depth, seed, liveness)
     names = [n for n, _ in configs]
-    console.print(f"kcm mutate · {len(mutants)} of {len(generated)} mutants · configs {', '.join(names)} · "
-                  f"engine {engine}")
+    where = f"grid {g.name} ({len(g.scopes)} scopes, config by config)" if g else f"configs {', '.join(names)}"
+    console.print(f"kcm mutate · {len(mutants)} of {len(generated)} mutants · {where} · engine {engine}")
     started = time.perf_counter()
-    bases = M.baselines(configs, budget)
-    for b in bases:
-        console.print(_baseline_line(b, liveness))
     done = [0]
 
     def progress(o: M.Outcome) -> None:
         done[0] += 1
         err.print(f"[{done[0]}/{len(mutants)}] {o.id}: {_outcome_text(o)} · {o.seconds:.1f} s")
 
-    interrupted = False
-    outcomes: list[M.Outcome] = []
-    try:
-        if engine == "spark":
-            outcomes = _run_on_spark(master, mutants, configs, bases, budget, sources, files, operators, progress)
-        else:
-            outcomes = M.run_local(mutants, configs, bases, budget, sources, progress, collect=outcomes)
-    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (kcm.cli): report what ran, exit 3
-        interrupted = True
+    bases = [] if g else M.baselines(configs, budget)  # a grid's: one scope at a time
+    for b in bases:
+        console.print(_baseline_line(b, liveness))
+    run, interrupted = _explore(g, mutants, configs, bases, budget, engine, master, sources, files, operators,
+                                progress, lambda b, live: console.print(
+                                    _baseline_line(b, liveness) + f"; reaches {sum(map(b.reaches, mutants))} of "
+                                    f"{len(mutants)} mutants, {live} alive"))
+    outcomes, bases = run.outcomes, run.bases
     complete = not interrupted and not any(o.status == M.TIMED_OUT for o in outcomes)
+    grid_doc = None if g is None else {"name": g.name, "version": g.version, "scopes": len(g.scopes),
+                                       "skipped": run.skipped}
     doc = mutation_report.build(mutants, outcomes, configs=names, bases=bases, engine=engine, seed=seed,
                                 sample=sample, budget=budget, generated=generated_count,
                                 duration_s=time.perf_counter() - started, complete=complete,
-                                interrupted=interrupted, versions=VERSIONS)
+                                interrupted=interrupted, versions=VERSIONS, grid=grid_doc)
     if triage is not None:
         mutation_triage.apply(doc, triage, every_mutant)
     lines = mutation_report.text(doc)
@@ -133,6 +137,37 @@ def command(presets, config_files, engine, master, files, operators, ids, sample
         console.print(f"Mutation score below --min-score {min_score:.0%}.")
         return EXIT_VIOLATION
     return EXIT_PASS
+
+
+def _budget(g, max_states, timeout, walks, depth, seed, liveness) -> M.Budget:
+    if walks and max_states:
+        raise UsageError("--max-states bounds an exhaustive search; with --walks give --depth instead")
+    if g is not None and max_states is None and not walks:
+        max_states = g.budget.max_states  # the grid's per-scope bound
+    # A grid's scopes are small on purpose and meet only some goals each: a mutant must meet the
+    # ones the clean model meets on the scope (as `kcm sweep` reports goals, not requires them).
+    return M.Budget(max_states, timeout, walks, depth, seed, liveness, goals_required=g is None)
+
+
+def _explore(g, mutants, configs, bases, budget, engine, master, sources, files, operators, progress,
+             on_config) -> tuple[M.ByConfig, bool]:
+    """Every mutant explored on the configs (with their `bases`) or, config by config, on the
+    grid `g`'s scopes: what ran, and whether an interruption cut the run short."""
+    run = M.ByConfig([], [] if g else bases, [])
+    spark = start_spark(master) if engine == "spark" else None
+    try:
+        if g is not None:
+            _run_grid(g, mutants, configs, budget, spark, sources, files, operators, progress, run, on_config)
+        elif spark is not None:
+            run.outcomes = _run_on_spark(spark, mutants, configs, bases, budget, sources, files, operators, progress)
+        else:
+            M.run_local(mutants, configs, bases, budget, sources, progress, collect=run.outcomes)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (kcm.cli): report what ran, exit 3
+        return run, True
+    finally:
+        if spark is not None:
+            spark.stop()
+    return run, False
 
 
 def _check_choices(files, operators, walks, liveness) -> None:
@@ -176,14 +211,40 @@ def _outcome_text(o: M.Outcome) -> str:
             M.TIMED_OUT: "timed out"}[o.status]
 
 
-def _run_on_spark(master, mutants, configs, bases, budget, sources, files, operators, progress) -> list[M.Outcome]:
+def _run_on_spark(spark, mutants, configs, bases, budget, sources, files, operators, progress) -> list[M.Outcome]:
     from kcm.spark_explore.mutate import run_spark  # pyspark is imported only for a Spark run
 
-    spark = start_spark(master)
-    try:
-        return run_spark(spark, mutants, configs, bases, budget, sources, files, operators, progress)
-    finally:
-        spark.stop()
+    return run_spark(spark, mutants, configs, bases, budget, sources, files, operators, progress)
+
+
+def _run_grid(g, mutants, configs, budget, spark, sources, files, operators, progress, run, on_config) -> None:
+    """The mutants on the grid's scopes, config by config (`run_by_config`), into `run`."""
+    M.run_by_config(mutants, configs, budget, _config_runner(spark, budget, sources, files, operators), sources,
+                    on_config=on_config, on_done=progress, result=run)
+    if run.skipped and not run.bases and mutants:
+        raise UsageError(f"no scope of grid {g.name} is ground for mutants: {run.skipped[0][1]}")
+
+
+def _config_runner(spark, budget, sources, files, operators):
+    """How `run_by_config` runs the live mutants on one scope: one after the other, or one Spark
+    task each (the scope and its baseline broadcast)."""
+    if spark is None:
+        return None  # run_mutant, one after the other
+
+    def on_spark(mutants, config, base):
+        return _run_on_spark(spark, mutants, [config], [base], budget, sources, files, operators, None)
+    return on_spark
+
+
+def _grid(grid_name, grid_file, presets, config_files) -> grids.Grid | None:
+    """The grid `--grid` or `--grid-file` names, if any; it replaces the presets and config files."""
+    if grid_name and grid_file:
+        raise UsageError("give either --grid or --grid-file, not both")
+    if not (grid_name or grid_file):
+        return None
+    if presets or config_files:
+        raise UsageError("--grid and --grid-file replace --preset and --config: give the one or the others")
+    return grids.load(None, grid_file) if grid_file else grids.load(grid_name)
 
 
 def _write_reports(doc: dict, lines: list[str], json_file: Path | None, junit_file: Path | None,

@@ -37,8 +37,11 @@ from kcm.sweep.run import ScopeOutcome
 @click.option("--variant", default=None, metavar="NAME",
               help="Put a historical bug back in every scope (a name or JIRA key from 'kcm variants').")
 @click.option("--scope", "only", multiple=True, metavar="NAME", help="Run only this scope (repeatable).")
+@click.option("--fail-fast", is_flag=True,
+              help="Stop at the first scope with a violation (settled scopes first): report what ran, the rest as "
+                   "not run.")
 @click.option("--list", "list_only", is_flag=True, help="List the grid's scopes and exit.")
-def command(grid_name, grid_file, out, resume, engine, jobs, master, variant, only, list_only) -> int:
+def command(grid_name, grid_file, out, resume, engine, jobs, master, variant, only, fail_fast, list_only) -> int:
     """Explore every scope of a grid completely and report, per property, the scopes that break it.
 
     Exit codes: 0 every property holds in every scope; 1 a violation; 2 bad usage or grid;
@@ -58,7 +61,7 @@ def command(grid_name, grid_file, out, resume, engine, jobs, master, variant, on
     out = out or results.default_out(g.name)
     check_writable_dir(out)
     doc, json_path, junit_path = run_grid(g, scopes, out, resume=resume, engine=engine, jobs=jobs, master=master,
-                                          console=console)
+                                          console=console, fail_fast=fail_fast)
     print_summary(report.summary(doc, [str(json_path), str(junit_path)]))
     return report.exit_code(doc)
 
@@ -81,13 +84,19 @@ def _verdict(o: ScopeOutcome) -> str:
 
 
 def run_grid(g: grid.Grid, scopes: list[Scope], out: Path, *, resume: bool, engine: str, jobs: int | None,
-             master: str | None, console: Console) -> tuple[dict, Path, Path]:
+             master: str | None, console: Console, fail_fast: bool = False) -> tuple[dict, Path, Path]:
     """Explore `scopes` of `g` into the results folder `out` (checked writable by the caller) and
     write `sweep.json` and `junit.xml` there; returns the report and the two paths. Progress per
-    scope goes to stderr; `kcm check --grid` calls this as its last stage."""
+    scope goes to stderr; `kcm check --grid` calls this as its last stage.
+
+    `fail_fast`: stop at the first scope that breaks a property (a known behaviour does not count):
+    the scopes in flight are stopped and, with those not started, listed as not run. The scopes
+    then run in the order `fail_fast_order` gives, so that a bug is met as cheaply as it can be."""
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     kept = results.finished(out, g) if resume else {}
     todo = [s for s in scopes if s.name not in kept]
+    if fail_fast:
+        todo = fail_fast_order(todo)
     width = jobs or usable_cores()
     dropped = sum(g.dropped.values())
     console.print(f"kcm sweep · grid {g.name} v{g.version} · {len(scopes)} scopes"
@@ -97,6 +106,8 @@ def run_grid(g: grid.Grid, scopes: list[Scope], out: Path, *, resume: bool, engi
                   + f" · {compiled.status()}")
     records = {name: kept[name] for name in (s.name for s in scopes) if name in kept}
     failed: dict[str, str] = {}
+    # a resumed record that breaks a property stops a fail-fast sweep before it starts
+    broken = [any(r["violations"] for r in records.values())]
     started = time.perf_counter()
     count = [len(records)]
 
@@ -113,21 +124,36 @@ def run_grid(g: grid.Grid, scopes: list[Scope], out: Path, *, resume: bool, engi
             return
         records[scope.name] = write_or_fail(lambda: results.save(out, g, scope, outcome), out, "--out")
         count[0] += 1
+        broken[0] = broken[0] or bool(outcome.violations)
         err.print(f"[{count[0]}/{len(scopes)}] {scope.name}: {_verdict(outcome)} · {outcome.distinct:,} states, "
                   f"depth {outcome.depth}, {outcome.seconds:.1f} s", markup=False)
 
     scoped = replace(g, scopes=tuple(scopes))   # --scope: the report covers the scopes asked for
-    if engine == "spark":
+    halt = (lambda: broken[0]) if fail_fast else None
+    if fail_fast and broken[0]:
+        complete = True
+    elif engine == "spark":
         spark = start_spark(master)
         try:
-            complete = farm.run_spark(spark, todo, g.budget, on_start, on_done)
+            complete = farm.run_spark(spark, todo, g.budget, on_start, on_done, halt=halt)
         finally:
             spark.stop()
     else:
-        complete = farm.run_local(todo, g.budget, width, on_start, on_done)
+        complete = farm.run_local(todo, g.budget, width, on_start, on_done, halt=halt)
     doc = report.build(scoped, records, engine=engine, interrupted=not complete,
-                       duration_s=time.perf_counter() - started, failed=failed)
+                       duration_s=time.perf_counter() - started, failed=failed,
+                       stopped_early=fail_fast and broken[0])
     json_path, junit_path = out / "sweep.json", out / "junit.xml"
     write_or_fail(lambda: write_json(doc, json_path), json_path, "--out")
     write_or_fail(lambda: write_junit(report.junit(doc), junit_path), junit_path, "--out")
     return doc, json_path, junit_path
+
+
+def fail_fast_order(scopes: list[Scope]) -> list[Scope]:
+    """The order a fail-fast sweep runs `scopes` in: the scopes from the settled cluster first, then
+    those from the cold start, each group in the grid's order. A settled scope is one overlapping
+    run from one settled state, much smaller than the cold start's interleavings of the startup
+    with its perturbations, and it catches most bugs that need a perturbation (the grid's order,
+    replication factor first, is kept inside each group). A fixed order, so that a fail-fast
+    sweep stops at the same scope on every machine with one process."""
+    return sorted(scopes, key=lambda s: "overlapping" not in s.fields)

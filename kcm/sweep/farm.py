@@ -17,7 +17,8 @@ finished scope is handed to `on_done` (which writes it to the results folder) at
 
 An interruption stops the loop: the scopes in flight end as "interrupted" (not kept: a resume runs
 them again), the scopes not started stay unrun, and everything finished has already been handed
-over.
+over. `--fail-fast` stops it the same way, from inside: once `halt()` says so after a scope is
+handed over (a violation), no scope is submitted any more and the ones in flight are stopped.
 """
 
 from __future__ import annotations
@@ -39,17 +40,20 @@ _stop_event: Any = None
 
 def farm(scopes: Iterable[Scope], submit: Callable[[Scope], Future], width: int,
          on_start: Callable[[Scope], None], on_done: Callable[[Scope, ScopeOutcome | None, str], None],
-         on_interrupt: Callable[[], None]) -> bool:
+         on_interrupt: Callable[[], None], halt: Callable[[], bool] | None = None) -> bool:
     """Run every scope through `submit`, at most `width` at once; `on_done(scope, outcome, error)`
     for each (outcome None and `error` set when the run itself failed). Returns False when an
-    interruption (KeyboardInterrupt) stopped it, after `on_interrupt` and the scopes in flight."""
+    interruption (KeyboardInterrupt) stopped it, after `on_interrupt` and the scopes in flight.
+    `halt`, asked after each scope handed over, stops it the same way (`on_interrupt`, the
+    scopes in flight stopped and not handed over as failed), but it returns True: nothing was
+    interrupted from outside."""
     pending = list(scopes)
     pending.reverse()
     running: dict[Future, Scope] = {}
-    interrupted = False
+    interrupted = halted = False
     while pending or running:
         try:
-            while pending and len(running) < width and not interrupted:
+            while pending and len(running) < width and not (interrupted or halted):
                 scope = pending.pop()
                 on_start(scope)
                 running[submit(scope)] = scope
@@ -57,8 +61,12 @@ def farm(scopes: Iterable[Scope], submit: Callable[[Scope], Future], width: int,
             for future in done:
                 # Handed over before it leaves `running`: an interruption in the middle hands it
                 # over again on the next turn (writing a record twice writes the same record).
-                _hand_over(running[future], future, on_done, interrupted)
+                _hand_over(running[future], future, on_done, interrupted or halted)
                 del running[future]
+                if not halted and halt is not None and halt():
+                    halted = True
+                    pending.clear()
+                    on_interrupt()
         except KeyboardInterrupt:
             if interrupted:
                 raise
@@ -91,7 +99,8 @@ def _run_in_worker(scope: Scope, budget: Budget) -> ScopeOutcome:
     return run_scope(scope, budget, stop=stop.is_set if stop is not None else None)
 
 
-def run_local(scopes: list[Scope], budget: Budget, jobs: int, on_start, on_done) -> bool:
+def run_local(scopes: list[Scope], budget: Budget, jobs: int, on_start, on_done,
+              halt: Callable[[], bool] | None = None) -> bool:
     """Every scope in its own exploration, `jobs` processes at once (see `farm`)."""
     ctx = multiprocessing.get_context("fork")
     stop = ctx.Event()
@@ -99,12 +108,13 @@ def run_local(scopes: list[Scope], budget: Budget, jobs: int, on_start, on_done)
                                              initargs=(stop,))
     try:
         return farm(scopes, lambda s: executor.submit(_run_in_worker, s, budget), jobs, on_start, on_done,
-                    on_interrupt=stop.set)
+                    on_interrupt=stop.set, halt=halt)
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
 
 
-def run_spark(spark, scopes: list[Scope], budget: Budget, on_start, on_done) -> bool:
+def run_spark(spark, scopes: list[Scope], budget: Budget, on_start, on_done,
+              halt: Callable[[], bool] | None = None) -> bool:
     """Every scope in its own one-task Spark job (see `farm`)."""
     sc = spark.sparkContext
     width = max(1, sc.defaultParallelism)
@@ -115,7 +125,7 @@ def run_spark(spark, scopes: list[Scope], budget: Budget, on_start, on_done) -> 
     threads = ThreadPoolExecutor(max_workers=width)
     try:
         return farm(scopes, lambda s: threads.submit(one, s), width, on_start, on_done,
-                    on_interrupt=sc.cancelAllJobs)
+                    on_interrupt=sc.cancelAllJobs, halt=halt)
     finally:
         threads.shutdown(wait=True, cancel_futures=True)
 

@@ -29,9 +29,10 @@ SCHEMA_VERSION = 1
 
 
 def build(grid: Grid, records: dict[str, dict], *, engine: str, interrupted: bool, duration_s: float,
-          failed: dict[str, str] | None = None) -> dict[str, Any]:
+          failed: dict[str, str] | None = None, stopped_early: bool = False) -> dict[str, Any]:
     """The report of `grid` from the records of its finished scopes (`kcm.sweep.results`);
-    `failed`: scopes whose run failed (not judged), with why."""
+    `failed`: scopes whose run failed (not judged), with why; `stopped_early`: a fail-fast sweep
+    stopped at its first violation (the scopes left are not run)."""
     failed = failed or {}
     order = [s.name for s in grid.scopes]
     done = [records[name] for name in order if name in records]
@@ -78,10 +79,14 @@ def build(grid: Grid, records: dict[str, dict], *, engine: str, interrupted: boo
         "budget": {"max_states": grid.budget.max_states, "seconds": grid.budget.seconds},
         "scopes_total": len(order), "scopes_finished": len(done), "dropped": grid.dropped,
         "distinct_states": sum(r["distinct"] for r in done), "duration_s": round(duration_s, 2),
+        # a record written before the CPU time was kept counts 0 (`--resume` reads old folders)
+        "cpu_s": round(sum(r.get("cpu_seconds", 0.0) for r in done), 2),
         "properties": rows, "goals": goal_rows, "cut_by_budget": cut, "not_run": not_run,
         "failed": [{"scope": s, "error": e} for s, e in failed.items()],
+        "stopped_at_first_violation": stopped_early,
         "scopes": [{k: r[k] for k in ("scope", "verdict", "reason", "distinct", "generated", "depth", "seconds")}
-                   | {"violations": [v["property"] for v in r["violations"]],
+                   | {"cpu_seconds": r.get("cpu_seconds", 0.0),
+                      "violations": [v["property"] for v in r["violations"]],
                       "known": [k["property"] for k in r["known"]]} for r in done],
     }
 
@@ -144,7 +149,8 @@ def summary(doc: dict, reports: list[str]) -> list[str]:
     dropped = sum(doc["dropped"].values())
     lines = [head, f"  {doc['scopes_finished']} of {doc['scopes_total']} scopes finished"
              + (f" ({dropped} combinations dropped as impossible)" if dropped else "")
-             + f", {doc['distinct_states']:,} distinct states, {doc['duration_s']:.1f} s"]
+             + f", {doc['distinct_states']:,} distinct states, {doc['duration_s']:.1f} s"
+             + f" ({doc['cpu_s']:.0f} CPU s in the scopes' runs)"]
     for row in doc["properties"]:
         if row["broken_in"]:
             first = row["broken_in"][0]
@@ -162,7 +168,9 @@ def summary(doc: dict, reports: list[str]) -> list[str]:
     if doc["cut_by_budget"]:
         lines.append("  cut by the budget: " + ", ".join(c["scope"] for c in doc["cut_by_budget"]))
     if doc["not_run"]:
-        lines.append(f"  not run: {len(doc['not_run'])} scope(s)")
+        lines.append(f"  not run: {len(doc['not_run'])} scope(s)"
+                     + (" (--fail-fast: stopped at the first violation)" if doc.get("stopped_at_first_violation")
+                        else ""))
     for f in doc["failed"]:
         lines.append(f"  failed: {f['scope']}: {f['error']}")
     lines.append("  reports: " + ", ".join(reports))

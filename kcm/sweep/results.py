@@ -80,7 +80,8 @@ def save(out: Path, grid: Grid, scope: Scope, outcome: ScopeOutcome) -> dict:
 
     record = {**_plain(key_of(grid, scope)), "scope": scope.name, "verdict": outcome.verdict,
               "reason": outcome.reason, "distinct": outcome.distinct, "generated": outcome.generated,
-              "depth": outcome.depth, "seconds": outcome.seconds, "checked": list(outcome.checked),
+              "depth": outcome.depth, "seconds": outcome.seconds,
+              "cpu_seconds": outcome.cpu_seconds, "checked": list(outcome.checked),
               "goals": outcome.goals,
               "violations": [entry(b, False) for b in outcome.violations],
               "known": [entry(b, True) for b in outcome.known]}

@@ -62,6 +62,9 @@ class ScopeOutcome:
     depth: int
     seconds: float
     checked: tuple[str, ...]
+    #: The CPU time of the process that ran the scope, for the scope alone: on a loaded machine
+    #: `seconds` (wall) says how long it waited, this what it cost (what a cluster is sized by).
+    cpu_seconds: float = 0.0
     #: Each goal (`Sometimes`) of the model, and whether this scope met it.
     goals: dict[str, bool] = field(default_factory=dict)
     violations: tuple[Broken, ...] = ()
@@ -72,7 +75,7 @@ class ScopeOutcome:
 def run_scope(scope: Scope, budget: Budget, stop: Callable[[], bool] | None = None) -> ScopeOutcome:
     """Explore `scope` completely (or until `budget` is spent or `stop` says so)."""
     model = KafkaModel(scope.config())
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), time.process_time()
     deadline = None if budget.seconds is None else started + budget.seconds
     distinct = [0]
     cut = [False]
@@ -90,14 +93,17 @@ def run_scope(scope: Scope, budget: Budget, stop: Callable[[], bool] | None = No
 
     result = explore(model, stop_on_violation=False, goals_required=False, should_stop=should_stop,
                      progress=progress if budget.max_states is not None else None, progress_interval=0.25)
-    return outcome_of(scope, result, BUDGET if cut[0] else result.reason, time.monotonic() - started)
+    return outcome_of(scope, result, BUDGET if cut[0] else result.reason, time.monotonic() - started,
+                      time.process_time() - cpu_started)
 
 
-def outcome_of(scope: Scope, result: CheckResult, reason: str, seconds: float) -> ScopeOutcome:
+def outcome_of(scope: Scope, result: CheckResult, reason: str, seconds: float,
+               cpu_seconds: float = 0.0) -> ScopeOutcome:
     """The outcome of `scope` from its exploration's result."""
     return ScopeOutcome(
         scope=scope.name, verdict=result.verdict, reason=reason, distinct=result.stats.distinct,
         generated=result.stats.generated, depth=result.stats.depth, seconds=round(seconds, 2),
+        cpu_seconds=round(cpu_seconds, 2),
         checked=tuple(n for n in result.checked if n not in result.goals),
         goals={name: g.met for name, g in result.goals.items()},
         violations=tuple(Broken(v.name, v.kind, v.trace) for v in result.violations),

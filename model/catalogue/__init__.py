@@ -76,7 +76,7 @@ LISTING: tuple[str, ...] = (
     "NewPartitionFromLiveReplicas", "ControlledShutdownLeavesBrokerClean", "ControlledShutdownElectsAnother",
     "ControlledShutdownRetriedOnlyWithPartitionsLeft", "FailedBrokerReplicasOffline", "DeletedTopicLeavesNoReplica",
     "ReassignmentSetsDisjoint", "ReplicaStatesMatchLiveness", "BrokersFollowTheLeader", "CreatedPartitionsHaveState",
-    "PreferredElectionZnodeConsumedWithLeadership", "ControllerWatchesArmed", "ControlledShutdownMovesLeadership",
+    "ControllerWatchesArmed", "ControlledShutdownMovesLeadership",
     "AutoRebalanceElectsPreferred", "DeletionRequestDroppedWithTopic", "RemovedReplicasForgotten",
     "NoElectionForDeletingTopic", "ReplicaTransitionsValid", "LeaderIsrMatchesZk",
     "ReassignmentCompletionRemovesRequest", "ReassignmentDeletesRemovedReplicas", "DeletionQueuesEmptyWhenQuiescent",

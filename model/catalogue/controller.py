@@ -12,6 +12,25 @@ So: no two active controller modules share an epoch; only an active one acts; ev
 makes is at the current epoch; and once the cluster has stopped healing exactly one controller is
 active, the one `/controller` names (Kafka 2.6 can be left without one when an operator deletes
 `/controller` at the wrong moment: Findings 10).
+
+A controller module that is not active has no request queued for any broker. Only an active
+controller sends (`OnlyActiveControllerActs`), and resigning shuts the channel manager down,
+which stops each broker's send thread and clears its queue
+(kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala onControllerResignation,
+`controllerChannelManager.shutdown()`; kafka@2.6.x:core/src/main/scala/kafka/controller/
+ControllerChannelManager.scala shutdown, removeExistingBroker `messageQueue.clear()`). A queue left
+behind would reach brokers with the resigned controller's epoch after it has stopped answering for
+them. The model's channel `c -> d` holds both the queue and the request on the wire, and the
+resignation drops both: a request already written to the socket when the send thread stops,
+which Kafka may still deliver, is not represented; nor are the state machines' request batches,
+which 2.6 keeps across a resignation (docs/model.md, "Abstractions and omissions": the model
+discards a batch interrupted by ControllerMoved). The rest of what a resignation gives up is
+judged elsewhere: the context (`NoStaleContextWhenInactive`, metadata.py), the handlers
+(`NoControllerWatchesWhenInactive`, watches.py). The scheduled work (`kafkaScheduler.shutdown()`:
+the automatic rebalance) is no state of the model: its action is enabled only at an active
+controller (model/spec.py `SchedulerAutoRebalance`), as 2.6's task reschedules itself only while
+active (`processAutoPreferredReplicaLeaderElection`). Events already in the queue stay, in the
+model as in Kafka, whose handlers drop them with `if (!isActive) return`.
 """
 
 from __future__ import annotations
@@ -60,6 +79,14 @@ def zk_writes_fenced(s: Cluster, a, t: Cluster) -> bool:
     return writer_epoch == t.zk.controller_epoch
 
 
+def no_queued_requests_when_inactive(s: Cluster) -> bool:
+    """Every broker whose controller module is not active (resigned, or never elected) has every
+    channel to the brokers empty."""
+    nb = len(s.brokers)
+    net = s.net
+    return all(broker.active or not any(net[c * nb:(c + 1) * nb]) for c, broker in enumerate(s.brokers))
+
+
 def eventually_one_active_controller(s: Cluster, judge: Settledness = AFRESH) -> bool:
     if not judge.quiescent(s):
         return True
@@ -85,6 +112,10 @@ DECLARATIONS: tuple[Declaration, ...] = (
     Declaration("ZkWritesFenced", "every controller write to ZooKeeper happens at the current /controller_epoch",
                 Kind.TRANSITION, as_is(zk_writes_fenced),
                 reads=frozenset({Part.CONTROLLER_MODULES, Part.ZOOKEEPER}), judges=CONTROLLER_EVENTS),
+    Declaration("NoQueuedRequestsWhenInactive",
+                "a controller module that is not active has no request queued for any broker",
+                Kind.STATE, as_is(no_queued_requests_when_inactive),
+                reads=frozenset({Part.CHANNELS, Part.CONTROLLER_MODULES})),
     Declaration("EventuallyOneActiveController",
                 "with every broker up and nothing left to heal, exactly one controller is active and "
                 "/controller names it",

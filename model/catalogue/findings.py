@@ -289,7 +289,7 @@ def _preferred_election_threw(trace: Sequence[tuple[Any, Cluster]], ppt: int) ->
 
 
 def _preferred_znode_stays(s: Cluster, a: Any, t: Cluster, trace: LazyTrace, ppt: int) -> bool:
-    """PreferredElectionZnodeConsumed(WithLeadership): the znode left is one whose election threw."""
+    """PreferredElectionZnodeConsumed: the znode left is one whose election threw."""
     return bool(t.zk.preferred) and _preferred_election_threw(trace(), ppt)
 
 
@@ -305,8 +305,7 @@ PREFERRED_ELECTION_ZNODE_STAYS = Finding(
     "/admin/preferred_replica_election is the only admin request left, and since it was written a "
     "controller handled it while a partition it names had no leadership (the lookup partitionLeadershipInfo(tp) threw)",
     {"AdminZnodesConsumed": _per_topic(_only_preferred_znode_stays),
-     "PreferredElectionZnodeConsumed": _per_topic(_preferred_znode_stays),
-     "PreferredElectionZnodeConsumedWithLeadership": _per_topic(_preferred_znode_stays)})
+     "PreferredElectionZnodeConsumed": _per_topic(_preferred_znode_stays)})
 
 
 # ---- Findings 10: no controller after an operator's move -------------------------------------------
@@ -442,14 +441,32 @@ def _leaderless_outside_assignment(partitions: Callable[[Cluster], Any]) -> Matc
     return lambda cfg, judge: matches
 
 
+def _request_dropped_without_state_znode(s: Cluster, a: Any, t: Cluster, trace: LazyTrace, ppt: int) -> bool:
+    """AdminRequestCarriedOutOrRefused: every request the step deleted unanswered is a
+    reassignment whose U1 the step wrote to `/brokers/topics` (adding or removing replicas it
+    changed) while the partition had no state znode, before and after: A1 threw, the error was
+    caught per partition as UNKNOWN_SERVER_ERROR and the request deleted
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala lines 554-567, 654-662)."""
+    from kcm.model.catalogue.admin import unanswered_requests  # admin.py names this Finding
+
+    left = unanswered_requests(s, a, t, ppt)
+    return bool(left) and all(
+        kind == "reassignment" and s.zk.partitions[p] == NO_ZNODE == t.zk.partitions[p]
+        and bool(t.zk.adding[p] or t.zk.removing[p])
+        and (t.zk.adding[p], t.zk.removing[p]) != (s.zk.adding[p], s.zk.removing[p])
+        for kind, p in left)
+
+
 REASSIGNMENT_WITHOUT_STATE_ZNODE = Finding(
     11, "a reassignment of a partition without a state znode is left half-done",
     "docs/findings/reassignment-without-state-znode.itf.json",
     "the partition's reassignment was written to /brokers/topics while it had no state znode (A1 threw "
     "before A2), and the property fails only for such partitions: the reassignment left with its "
     "request deleted and an adding replica never started, an assigned replica held NonExistentReplica, "
-    "a deposed leader held NonExistentReplica, or no leader with an ISR outside the assignment",
+    "a deposed leader held NonExistentReplica, or no leader with an ISR outside the assignment; or "
+    "the step that wrote it deleted its request unanswered",
     {"ReassignmentEventuallyCompletes": _built(_reassignment_left_half_done),
+     "AdminRequestCarriedOutOrRefused": _per_topic(_request_dropped_without_state_znode),
      "ReplicaStatesMatchLiveness": _per_topic(_replicas_never_started),
      "DeposedLeaderNotified": _deposed_never_started,
      "OfflinePartitionWithLiveIsrGetsLeader":
@@ -620,7 +637,32 @@ REASSIGNMENT_COMPLETED_WITH_DEAD_TARGETS = Finding(
          lambda t: [(p, z) for p, z in enumerate(t.zk.partitions) if z != NO_ZNODE])})
 
 
-# ---- Findings 14 and 15: an added partition taken out of /brokers/topics ----------------------------
+# ---- Findings 14: the scheduled rebalance skips every partition while a reassignment runs ----------
+
+def _rebalance_during_reassignment(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+    """AutoRebalanceElectsPreferred: the step is an active controller's scheduled rebalance
+    (AutoPreferredReplicaLeaderElection) while its context holds a partition being reassigned:
+    `checkAndTriggerAutoLeaderRebalance` keeps a candidate only if
+    `controllerContext.partitionsBeingReassigned.isEmpty`, a test of the whole cluster, not of the
+    partition (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+    checkAndTriggerAutoLeaderRebalance, lines 1064-1072), so every partition is left off its
+    preferred replica until the next run of the task after the reassignment completes."""
+    if type(a) is not ControllerProcessEvent:
+        return False
+    b = s.brokers[a.broker]
+    return (b.active and bool(b.queue) and b.queue[0].kind is EventKind.AutoPreferredReplicaLeaderElection
+            and b.ctx.reassigning != 0)
+
+
+REBALANCE_SKIPPED_DURING_REASSIGNMENT = Finding(
+    14, "the scheduled rebalance skips every partition while a reassignment is in progress",
+    "docs/findings/rebalance-during-reassignment.itf.json",
+    "the violating step is an active controller's scheduled rebalance while its context holds a "
+    "partition being reassigned (any partition, not only the one left off its preferred replica)",
+    {"AutoRebalanceElectsPreferred": _built(_rebalance_during_reassignment)})
+
+
+# ---- Findings 15 and 16: an added partition taken out of /brokers/topics ----------------------------
 
 def _taken_out(s: Cluster, t: Cluster, ppt: int) -> list[int]:
     """The partitions the step took out of a topic's `/brokers/topics` znode while the topic stayed."""
@@ -635,10 +677,9 @@ def _taken_out(s: Cluster, t: Cluster, ppt: int) -> list[int]:
 
 def _event_of(s: Cluster, a: Any) -> Event | None:
     """The controller event step `a` processes at its broker, or None for any other kind of step."""
-    b = getattr(a, "broker", None)
-    if not isinstance(a, (ControllerProcessEvent, ZkLoseReply, ZkConnectionLoss)) or not s.brokers[b].queue:
+    if not isinstance(a, (ControllerProcessEvent, ZkLoseReply, ZkConnectionLoss)) or not s.brokers[a.broker].queue:
         return None
-    return s.brokers[b].queue[0]
+    return s.brokers[a.broker].queue[0]
 
 
 def _restored_during_deletion(s: Cluster, a: Any, t: Cluster, trace: LazyTrace, ppt: int) -> bool:
@@ -650,7 +691,7 @@ def _restored_during_deletion(s: Cluster, a: Any, t: Cluster, trace: LazyTrace, 
 
 
 ADDITION_RESTORED_DURING_DELETION = Finding(
-    14, "partitions added to a topic queued for deletion are acknowledged, then written away by the controller",
+    15, "partitions added to a topic queued for deletion are acknowledged, then written away by the controller",
     "docs/findings/addition-while-deleting.itf.json",
     "an active controller processing PartitionModifications for a topic it holds queued for deletion "
     "writes the topic's assignment back without the new partitions (restorePartitionReplicaAssignment)",
@@ -670,7 +711,7 @@ def _written_away_from_context(s: Cluster, a: Any, t: Cluster, trace: LazyTrace,
 
 
 ADDITION_WRITTEN_AWAY_BY_REASSIGNMENT = Finding(
-    15, "a reassignment started before the controller processed a partition addition writes the new partitions away",
+    16, "a reassignment started before the controller processed a partition addition writes the new partitions away",
     "docs/findings/addition-lost-to-reassignment.itf.json",
     "a controller event other than PartitionModifications writes the topic's assignment from the "
     "controller's context (updateReplicaAssignmentForPartition), without the partitions an admin "
@@ -682,8 +723,8 @@ ADDITION_WRITTEN_AWAY_BY_REASSIGNMENT = Finding(
 FINDINGS: tuple[Finding, ...] = (DELETION_DURING_REASSIGNMENT, LOST_CREATE_REPLY, SHUTTING_DOWN_REJOINS_ISR,
                                  PREFERRED_ELECTION_ZNODE_STAYS, NO_CONTROLLER_AFTER_OPERATOR_MOVE,
                                  REASSIGNMENT_WITHOUT_STATE_ZNODE, STALE_STOP_REPLICA_ANSWER,
-                                 REASSIGNMENT_COMPLETED_WITH_DEAD_TARGETS, ADDITION_RESTORED_DURING_DELETION,
-                                 ADDITION_WRITTEN_AWAY_BY_REASSIGNMENT)
+                                 REASSIGNMENT_COMPLETED_WITH_DEAD_TARGETS, REBALANCE_SKIPPED_DURING_REASSIGNMENT,
+                                 ADDITION_RESTORED_DURING_DELETION, ADDITION_WRITTEN_AWAY_BY_REASSIGNMENT)
 
 
 # The configs under which 2.6 breaks a property (the conditions of `Declaration.findings`).
@@ -751,6 +792,15 @@ def deletions_and_reassignments(cfg: ModelConfig) -> bool:
     starts at once."""
     return _pair(cfg, cfg.max_topic_deletions > 0, cfg.max_reassignments > 0, 2) or any(
         "topic_deletion" in run and "reassignment" in run for run in cfg.overlapping)
+
+
+def rebalances_and_reassignments(cfg: ModelConfig) -> bool:
+    """A scheduled rebalance and a reassignment in one run: the rebalance can come while the
+    reassignment is in progress, with a preferred replica online and in the ISR off the lead (the
+    reassignment's own target, once it has joined the ISR, is the first replica of the full
+    assignment)."""
+    return _pair(cfg, cfg.max_auto_rebalances > 0, cfg.max_reassignments > 0, 2) or any(
+        "auto_rebalance" in run and "reassignment" in run for run in cfg.overlapping)
 
 
 def any_config(cfg: ModelConfig) -> bool:

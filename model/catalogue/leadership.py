@@ -18,7 +18,8 @@ epochs never go back and each controller write bumps the epoch once; an election
 Kafka 2.6's algorithm returns, a live leader, from the ISR unless unclean election is allowed; a
 preferred election moves the leader, an offline one is for a partition whose leader is offline;
 a new partition starts from live replicas; an OfflineReplica transition leaves the ISR; the
-scheduled rebalance elects every eligible preferred replica. Once settled (dead brokers left
+scheduled rebalance elects every eligible preferred replica (2.6 skips them all while a
+reassignment is in progress, Findings 14). Once settled (dead brokers left
 dead), no dead broker leads and a dead replica is in an ISR only as its sole member, and a
 partition with a live ISR member has a leader; once quiescent, every partition with a registered
 ISR member has a leader, at most one assigned broker believes it leads, every assigned broker
@@ -227,15 +228,14 @@ def offline_replica_leaves_isr(judge: Judge) -> Callable[[Cluster, object, Clust
 
 
 def auto_rebalance_elects_preferred(ppt: int):
-    """Transition invariant builder: the scheduled rebalance, with no reassignment in progress,
-    leaves every partition whose preferred replica was online and in the ISR (topic not queued for
-    deletion) led by its preferred replica."""
+    """Transition invariant builder: the scheduled rebalance leaves every partition whose
+    preferred replica was online and in the ISR (topic not queued for deletion) led by its
+    preferred replica: what `auto.leader.rebalance.enable` promises an operator. Kafka 2.6 skips
+    every partition while any reassignment is in progress (Findings 14)."""
     def holds(s: Cluster, a, t: Cluster) -> bool:
         if handled(s, a, t, EventKind.AutoPreferredReplicaLeaderElection) is None:
             return True
         ctx = s.brokers[a.broker].ctx
-        if ctx.reassigning:
-            return True
         online = ctx.live & ~ctx.shutting_down
         for p, assigned in enumerate(ctx.assignment):
             if not assigned or ctx.topics_to_delete >> (p // ppt) & 1:
@@ -393,7 +393,8 @@ DECLARATIONS: tuple[Declaration, ...] = (
     Declaration("AutoRebalanceElectsPreferred",
                 "the scheduled rebalance elects every preferred replica that is online and in the ISR",
                 Kind.TRANSITION, per_topic(auto_rebalance_elects_preferred),
-                judges=CONTROLLER_EVENTS),
+                judges=CONTROLLER_EVENTS,
+                findings=((findings.REBALANCE_SKIPPED_DURING_REASSIGNMENT, findings.rebalances_and_reassignments),)),
     Declaration("NoDeadLeaderAdvertised", "once settled, no partition znode names a dead broker as its leader",
                 Kind.LIVENESS, per_topic_with_judge(no_dead_leader_advertised), where=Judged.SETTLED,
                 findings=((findings.LOST_CREATE_REPLY, findings.lost_create_replies),)),

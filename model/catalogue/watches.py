@@ -1,4 +1,5 @@
-"""ZooKeeper watches: a settled controller holds every watch it needs.
+"""ZooKeeper watches: a settled controller holds every watch it needs, and a broker that is not the
+active controller holds none but `/controller`'s.
 
 ZooKeeper watches are one-shot: a notification spends the watch, and Kafka gets it back only by
 reading the path again with its handler registered (`ZooKeeperClient` sets a watch on every read
@@ -27,17 +28,49 @@ second operation of the kind to see the loss. Only the model and the embedded Zo
 armed watches; a client of a real ZooKeeper cannot list them (impl/threaded_cluster.py
 `ZooKeeperView`), so `kcm simulate --zk HOST:PORT` cannot judge the properties that read them
 (`Part.WATCHES`).
+
+A controller module that is not active holds no controller handler beyond `/controller`'s. A
+broker registers the controller handlers only in `onControllerFailover` (and re-registers the
+reassignment and preferred-election ones in `processZkPartitionReassignment` and
+`processReplicaLeaderElection`, both behind `isActive`), and `onControllerResignation`
+unregisters every one of them: the ISR-change, log-dir, reassignment, preferred-election, broker,
+topic, topic-deletion, partition-modification and broker-modification handlers, and the
+`PartitionReassignmentIsrChangeHandler` of every partition being reassigned
+(kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala onControllerResignation,
+unregisterPartitionReassignmentIsrChangeHandlers, removePartitionFromReassigningPartitions). A
+handler left registered would turn the next change of its path into an event that the handler's
+`if (!isActive) return` drops, and a broker elected again would find it in place.
+
+What a watch bit means here: ZooKeeper holds a one-shot *server watch* per session and path,
+and `ZooKeeperClient` a *handler* per path; a read sets a server watch only where a handler is
+registered, and a notification with no handler is dropped
+(kafka@2.6.x:core/src/main/scala/kafka/zookeeper/ZooKeeperClient.scala `shouldWatch`,
+`ZooKeeperClientWatcher.process`, `unregisterZNodeChangeHandler`). Kafka 2.6 never removes a
+server watch (no `removeWatches`): a resigned controller's server watches stay armed until the
+next change of their path, which finds no handler. A bit of `Zk.watches` is a server watch whose
+notification reaches a handler, so unregistering the handler clears the bit, and a server watch
+left without a handler is not represented (it can make no event). Not represented either: the
+log-dir and broker-modification handlers (the model has no log directories and no broker
+metadata updates), the partition-modification handlers of a config that adds no partitions
+(docs/model.md, "Adding partitions"), and a failover that fails
+after `/controller` has moved on: `triggerControllerMove` then finds itself inactive and returns
+without `onControllerResignation`, and as `maybeResign` resigns only a broker that was active,
+the broker keeps every handler the failover registered (KafkaController.scala elect,
+triggerControllerMove). A model event is atomic, so `/controller` cannot move in the middle of
+a failover and that branch of model/controller.py `trigger_controller_move` is never taken.
 """
 
 from __future__ import annotations
 
 import functools
 
-from kcm.model.catalogue.declaration import Declaration, Judged, Kind, Part
+from kcm.model.catalogue.declaration import Declaration, Judged, Kind, Part, as_is
 from kcm.model.catalogue.settledness import AFRESH, Settledness
 from kcm.model.cluster import CONTROLLER_WATCHES, NONE, Cluster, Watch, topic_watch
 
 ACTIVE_CONTROLLER_WATCHES = CONTROLLER_WATCHES | Watch.CONTROLLER
+#: Every bit but `/controller`'s: the controller handlers, the partition-state and per-topic ones included.
+_BEYOND_CONTROLLER = ~Watch.CONTROLLER
 
 
 def controller_watches_armed(s: Cluster, judge: Settledness = AFRESH, topics_of: int = 0) -> bool:
@@ -62,6 +95,13 @@ def controller_watches_armed(s: Cluster, judge: Settledness = AFRESH, topics_of:
                if broker.up and s.zk.session >> b & 1)
 
 
+def no_controller_watches_when_inactive(s: Cluster) -> bool:
+    """Every broker whose controller module is not active (resigned, or never elected) has no
+    watch armed but `/controller`'s."""
+    watches = s.zk.watches
+    return all(broker.active or not watches[b] & _BEYOND_CONTROLLER for b, broker in enumerate(s.brokers))
+
+
 DECLARATIONS: tuple[Declaration, ...] = (
     Declaration("ControllerWatchesArmed",
                 "once settled, the active controller holds every watch of its handlers and every live "
@@ -70,4 +110,8 @@ DECLARATIONS: tuple[Declaration, ...] = (
                     controller_watches_armed, judge=judge, topics_of=cfg.partitions if cfg.adds_partitions else 0),
                 where=Judged.SETTLED,
                 reads=frozenset({Part.WATCHES, Part.ZOOKEEPER, Part.BROKER_LIVES, Part.CONTROLLER_MODULES})),
+    Declaration("NoControllerWatchesWhenInactive",
+                "a controller module that is not active holds no controller handler beyond /controller's",
+                Kind.STATE, as_is(no_controller_watches_when_inactive),
+                reads=frozenset({Part.WATCHES, Part.CONTROLLER_MODULES})),
 )

@@ -93,7 +93,7 @@ def test_a_known_kafka_behaviour_is_one_outcome_in_every_output(tmp_path) -> Non
     known = [o for o in report["outcomes"] if o["status"] == "known"]
     assert [(o["name"], o["steps"], o["finding"]) for o in known] == [("NoShuttingDownJoinsIsr", 14, FINDING_8)]
     assert known[0]["text"] == f"known Kafka 2.6 behaviour: {FINDING_8} (violated after 14 steps)"
-    assert report["summary"] == "57 invariants held, 1 known 2.6 behaviour, 2 goals met, no deadlock"
+    assert report["summary"] == "58 invariants held, 1 known 2.6 behaviour, 2 goals met, no deadlock"
     # In JUnit a visible skip with the Finding; on the terminal listed as known with its trace file.
     junit = ET.parse(out / "junit.xml").getroot()
     how, message = _cases(junit, "properties")["NoShuttingDownJoinsIsr"]
@@ -111,7 +111,7 @@ def test_a_violation_is_one_outcome_in_every_output(tmp_path) -> None:
     assert [(o["name"], o["status"], o["steps"]) for o in report["outcomes"] if o["status"] == "violated"] == [
         ("IsrNonEmpty", "violated", 4)]
     # The search stopped at the violation: nothing else is claimed to hold.
-    assert report["summary"] == ("1 invariant violated, 58 invariants not violated in the explored part, "
+    assert report["summary"] == ("1 invariant violated, 59 invariants not violated in the explored part, "
                                  "1 goal met, 1 goal not reached, no deadlock in the explored part")
     assert f"  IsrNonEmpty: violated after 4 steps: {out / 'IsrNonEmpty.itf.json'}" in stdout.splitlines()
 
@@ -120,8 +120,8 @@ def test_a_passing_run_counts_invariants_goals_and_deadlock_apart_on_short_lines
     code, stdout, out = _explore(tmp_path, "--preset", "tiny")
     assert code == 0
     report = _agree(stdout, out)
-    assert report["summary"] == "59 invariants held, 2 goals met, no deadlock"
-    assert report["counts"] == {"invariant": {"held": 59}, "deadlock": {"held": 1}, "goal": {"met": 2}}
+    assert report["summary"] == "60 invariants held, 2 goals met, no deadlock"
+    assert report["counts"] == {"invariant": {"held": 60}, "deadlock": {"held": 1}, "goal": {"met": 2}}
     assert max(len(line) for line in stdout.splitlines() if str(out) not in line) <= 150
 
 
@@ -131,7 +131,7 @@ def test_quiet_prints_only_the_summary(tmp_path) -> None:
     assert stdout.splitlines() == [
         "PASS · kcm explore · preset tiny",
         "  10,294 distinct states, 30,669 generated, depth 30",
-        "  59 invariants held, 2 goals met, no deadlock",
+        "  60 invariants held, 2 goals met, no deadlock",
         f"  reports: {out / 'report.json'}, {out / 'junit.xml'}, {out / 'report.html'}"]
 
 
@@ -153,10 +153,10 @@ def test_fuzz_writes_its_reports_and_a_summary(tmp_path, capsys) -> None:
     assert (report["verdict"], report["failure"], report["run"]["examples"]) == ("pass", None, 5)
     # every invariant is judged, those a Finding may break included: a violation is excused only
     # when it is the Finding's own (tests/checker/test_stateful.py shows one reported as known)
-    assert report["summary"] == "61 invariants held"
+    assert report["summary"] == "62 invariants held"
     junit = ET.parse(tmp_path / "junit.xml").getroot()
     cases = _cases(junit, "fuzz")
-    assert len(cases) == 61 and cases["ImplementationMatchesModel"] == (None, "")
+    assert len(cases) == 62 and cases["ImplementationMatchesModel"] == (None, "")
     assert cases["NoShuttingDownJoinsIsr"] == (None, "")
     stdout = capsys.readouterr().out.splitlines()
     assert stdout[0] == "PASS · kcm fuzz · preset tiny" and stdout[1] == f"  {report['summary']}"
@@ -244,7 +244,7 @@ def test_a_liveness_property_a_known_loop_breaks_is_known_and_an_unchecked_one_n
     message = "known Kafka 2.6 behaviour: Findings 10, loop controller-move (violated after 5 steps)"
     assert junit_case(known) == ("EventuallyQuiescent", "skipped", message, 0.0)
     assert by_name["EventuallySettled"].status == "held"
-    assert count_text(live.outcomes()) == ("59 invariants held, 1 known 2.6 behaviour, 2 liveness properties held, "
+    assert count_text(live.outcomes()) == ("60 invariants held, 1 known 2.6 behaviour, 2 liveness properties held, "
                                            "2 goals met, no deadlock")
     unchecked = SimpleNamespace(verdict="not checked", checked=LIVENESS_PROPERTIES, known=(), reason="why")
     cut = replace(live, extra={"liveness": unchecked})

@@ -4,6 +4,7 @@ incomplete), checked before any work starts where it can be, and never a traceba
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -129,7 +130,7 @@ def test_a_passing_run_lists_the_properties_it_checked(tmp_path) -> None:
     # The names, wrapped on lines of at most 100 characters under "held:".
     lines = proc.stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("  held: "))
-    block = [lines[start]] + [line for line in lines[start + 1:] if line.startswith("    ")][:20]
+    block = [lines[start]] + list(itertools.takewhile(lambda line: line.startswith("    "), lines[start + 1:]))
     held = " ".join(block).replace("held:", "").replace(",", " ").split()
     junit = ET.parse(tmp_path / "junit.xml").getroot()
     checked = [c.get("name") for c in junit.find("testsuite[@name='properties']")]

@@ -142,7 +142,9 @@ def test_a_deposed_controller_that_forgets_a_topic_keeps_it_queued_for_deletion(
 
 #: Further committed traces of a Finding, each of another property it breaks.
 MORE_TRACES = {REASSIGNMENT_WITHOUT_STATE_ZNODE: ("docs/findings/reassignment-without-state-znode-deposed.itf.json",
-                                                  "docs/findings/reassignment-without-state-znode-leaderless.itf.json"),
+                                                  "docs/findings/reassignment-without-state-znode-leaderless.itf.json",
+                                                  # the request deleted unanswered (A1 threw)
+                                                  "docs/findings/reassignment-without-state-znode-dropped.itf.json"),
                # the last deletion of /controller is the controller's own clean shutdown closing its session
                NO_CONTROLLER_AFTER_OPERATOR_MOVE: ("docs/findings/no-controller-after-clean-shutdown.itf.json",),
                # the leader admits a follower whose registration a session expiry took; it then shuts down
@@ -430,3 +432,47 @@ def test_where_findings_13_applies() -> None:
     assert not applies(dataclasses.replace(tiny, overlapping=(("reassignment", "broker_crash"),)))
     presets = ("tiny", "default", "deep", "four", "large", "zkfaults")
     assert [n for n in presets if applies(load_preset(n))] == ["deep", "large"]
+
+
+# ---- Findings 14: the scheduled rebalance skips every partition while a reassignment runs --------
+
+
+def test_the_rebalance_during_a_reassignment_leaves_an_eligible_preferred_replica_off_the_lead() -> None:
+    """Findings 14's trace: the reassignment (0, 1) -> (1, 2) is in progress (broker 2 not yet in
+    the ISR), so the full assignment is (1, 2, 0) and broker 1, its preferred replica, is live and
+    in the ISR; the scheduled rebalance at step 7 elects nothing and broker 0 keeps the lead."""
+    from kcm.model.catalogue.findings import REBALANCE_SKIPPED_DURING_REASSIGNMENT as F14
+
+    model, actions, states = _replayed(F14.trace)
+    before, action, after = states[-2], actions[-1], states[-1]
+    assert len(actions) == 7 and type(action) is A.ControllerProcessEvent
+    assert before.brokers[action.broker].queue[0].kind.name == "AutoPreferredReplicaLeaderElection"
+    assert before.zk.assignment == ((1, 2, 0),) and before.zk.adding == ((2,),)
+    assert before.zk.partitions[0].isr == (0, 1) and before.zk.partitions[0].leader == 0
+    assert after.zk.partitions[0] == before.zk.partitions[0]
+    # the same step with the reassignment done is not the Finding's
+    matches = F14.matcher("AutoRebalanceElectsPreferred", model.cfg, model.judge)
+    steps = [(None, states[0]), *zip(actions, states[1:])]
+    assert matches(before, action, after, lambda: steps)
+    c = action.broker
+    done = before._replace(brokers=tuple(b._replace(ctx=b.ctx._replace(reassigning=0)) if j == c else b
+                                         for j, b in enumerate(before.brokers)))
+    assert not matches(done, action, after, lambda: steps)
+
+
+def test_where_findings_14_applies() -> None:
+    """A scheduled rebalance and a reassignment in one run; no preset has both."""
+    from kcm.model.catalogue.findings import rebalances_and_reassignments as applies
+
+    from kcm.config import load_config_file, load_preset
+
+    cfg = load_config_file(REPO / "docs/findings/rebalance-during-reassignment.toml")
+    assert applies(cfg)
+    assert not applies(dataclasses.replace(cfg, max_reassignments=0))
+    assert not applies(dataclasses.replace(cfg, max_auto_rebalances=0))
+    assert not applies(dataclasses.replace(cfg, max_perturbations=1))
+    assert not applies(dataclasses.replace(cfg, max_admin_ops=1))
+    tiny = load_preset("tiny")
+    assert applies(dataclasses.replace(tiny, overlapping=(("reassignment", "auto_rebalance"),)))
+    presets = ("tiny", "default", "deep", "four", "large", "zkfaults")
+    assert not any(applies(load_preset(n)) for n in presets)

@@ -115,3 +115,34 @@ def test_the_default_preset_settles_under_weak_fairness(liveness_of) -> None:
     assert live.backend == "arrays"
     assert live.verdict == "pass", live.summary_lines()
     assert live.fair_components == 0 and live.unsettleable_states == 0
+
+
+@pytest.mark.parametrize("scope", ["b2-rf1-p1-crash+shutdown-cold", "b2-rf1-p1-crash+shutdown-settled",
+                                   "b2-rf2-p1-shutdown+move-settled"])
+def test_a_refused_controlled_shutdown_retries_as_a_healing_step(scope) -> None:
+    """A controlled shutdown the controller refused (its controller dead, moved or expired, or the
+    broker still leading) is retried by the broker's own loop: the retry spends no budget and
+    heals, so every state can still settle. Counted as an operation instead, a refused request
+    left the broker in RETRY with nothing fair to take it out, and QuiescenceAlwaysReachable
+    failed on these gate scopes of the clean model."""
+    from kcm.checker.engine.bfs import explore
+    from kcm.checker.engine.liveness import check_liveness
+    from kcm.model.checking.kafka_model import KafkaModel
+    from kcm.model.cluster import Shutdown
+    from kcm.model.spec import init_states
+
+    from kcm.sweep.grid import load
+
+    cfg = next(s for s in load("gate").scopes if s.name == scope).config()
+    model = KafkaModel(cfg, symmetry=False, initial_orbits=True)
+    result = explore(model, keep_graph=True, symmetry=False, stop_on_violation=False)
+    live = check_liveness(model, result.extra["graph"])
+    assert live.verdict == "pass", live.summary_lines()
+    assert live.fair_components == 0 and live.unsettleable_states == 0
+    # The first request spends the budget (an operation); its retry spends nothing and heals.
+    start = init_states(cfg)[0]
+    brokers = list(start.brokers)
+    brokers[1] = brokers[1]._replace(shutdown=Shutdown.RETRY, shutdown_tries=1)
+    refused = start._replace(brokers=tuple(brokers))
+    request = A.BrokerRequestControlledShutdown(1)
+    assert not heals(start, request) and heals(refused, request)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from kcm.checker import mutation as M
 from kcm.checker.engine.bfs import explore
 from kcm.model import actions as A
 from kcm.model.catalogue import known_violations
@@ -20,9 +21,9 @@ from kcm.model.catalogue.findings import (
 from kcm.model.catalogue.partitions import added_partitions_created, partition_count_never_decreases
 from kcm.model.catalogue.watches import controller_watches_armed
 from kcm.model.checking.kafka_model import KafkaModel
-from kcm.model.cluster import NO_ZNODE, EventKind, put, topic_watch
+from kcm.model.cluster import NO_ZNODE, Budget, EventKind, put, topic_watch
 from kcm.model.config import ConfigError, ModelConfig
-from kcm.model.spec import enabled_actions, init_states, settle, step
+from kcm.model.spec import enabled_actions, heals, init_states, settle, step
 
 from kcm import cli, config
 from tests.model.catches.bugs import Bug
@@ -121,7 +122,7 @@ def test_added_partitions_created_on_hand_made_quiescent_states() -> None:
     assert added_partitions_created(deleting, ppt=2)                      # a topic being deleted is not judged
 
 
-def test_where_findings_14_and_15_apply() -> None:
+def test_where_findings_15_and_16_apply() -> None:
     assert additions_and_deletions(CFG) and additions_and_reassignments(CFG)
     only = dataclasses.replace(CFG, overlapping=(("partition_addition",),))
     assert not additions_and_deletions(only) and not additions_and_reassignments(only)
@@ -175,3 +176,72 @@ def test_a_settled_controller_watches_every_topic_it_knows_where_partitions_can_
     bug = Bug("controller.py", "            w.arm(self.me, topic_watch(t))\n", "            pass\n", "m-addparts.toml")
     result = explore_with(bug, "ControllerWatchesArmed", goals_required=False)
     assert [(v.name, v.trace_length) for v in result.violations] == [("ControllerWatchesArmed", 6)]
+
+
+# ---- the rules of a resigned controller and of budgets, on the new action and event -------------
+
+
+def _seeded(old: str, new: str, cfg: ModelConfig, name: str):
+    """The model with `old` replaced by `new` in model/controller.py, explored for `name` alone."""
+    sources = M.read_sources()
+    source = sources["controller.py"]
+    assert source.count(old) == 1, old
+    loaded = M.load(source.replace(old, new), "controller.py", sources)
+    try:
+        return explore(loaded.spec.KafkaModel(cfg), properties=[name], goals_required=False)
+    finally:
+        M.unload(loaded)
+
+
+def test_the_properties_of_operator_requests_and_resignation_are_judged_where_partitions_are_added() -> None:
+    names = {p.name for p in KafkaModel(CFG).properties()}
+    assert {"AdminRequestCarriedOutOrRefused", "NoQueuedRequestsWhenInactive", "NoControllerWatchesWhenInactive",
+            "PartitionCountNeverDecreases", "AddedPartitionsCreated"} <= names
+
+
+def test_a_resignation_unregisters_the_partition_modification_handlers() -> None:
+    """`onControllerResignation` unregisters every `PartitionModificationsHandler`
+    (`unregisterPartitionModificationsHandlers`, kafka@2.6.x:core/src/main/scala/kafka/controller/
+    KafkaController.scala onControllerResignation): a resignation that kept the per-topic watches
+    leaves a broker that is not the controller holding one."""
+    result = _seeded("CONTROLLER_WATCHES | (w.zk.watches[self.me] & _ALL_PARTITION_WATCHES)",
+                     "CONTROLLER_WATCHES | (w.zk.watches[self.me] & _ALL_PARTITION_WATCHES & ((1 << TOPIC_SHIFT) - 1))",
+                     CFG, "NoControllerWatchesWhenInactive")
+    assert [(v.name, v.trace_length) for v in result.violations] == [("NoControllerWatchesWhenInactive", 4)]
+
+
+#: An operator's move of `/controller` before the addition: the new controller fails over while the
+#: old one, which has not yet heard of the move, still holds its topic watch, so the addition
+#: queues a PartitionModifications at both, and the old one processes it after resigning.
+MOVE_THEN_ADD = dataclasses.replace(CFG, overlapping=(("controller_move", "partition_addition"),))
+
+
+def test_partition_modifications_at_a_resigned_controller_is_dropped() -> None:
+    """`processPartitionModifications` begins with `if (!isActive) return` (kafka@2.6.x:core/src/
+    main/scala/kafka/controller/KafkaController.scala lines 1463-1505): the resigned controller
+    neither reads the znode (which would arm its watch again) nor creates anything. The clean
+    model holds every property on the config that reaches it; without that check the resigned
+    broker's read arms a watch it may not hold."""
+    clean = explore(KafkaModel(MOVE_THEN_ADD))
+    assert clean.verdict == "pass" and not clean.violations and not clean.known_violations, clean.summary_lines()
+    assert (clean.stats.distinct, clean.stats.depth) == (3_119, 18)
+    result = _seeded("        if not self.active:                                         # if (!isActive) return\n"
+                     "            return\n        w = self.w\n        t = event.a\n",
+                     "        w = self.w\n        t = event.a\n", MOVE_THEN_ADD, "NoControllerWatchesWhenInactive")
+    assert [(v.name, v.trace_length) for v in result.violations] == [("NoControllerWatchesWhenInactive", 5)]
+    kinds = [type(a).__name__ for a, _ in result.violations[0].trace[1:]]
+    assert kinds == ["AdminMoveController", "ControllerProcessEvent", "AdminAddPartitions", "ControllerProcessEvent",
+                     "ControllerProcessEvent"]
+
+
+def test_an_addition_spends_its_budget_and_its_event_heals() -> None:
+    """CreatePartitions is one request, refused before anything is written (the action's guards)
+    and not retried by the tool, so every addition spends its budget (model/spec.py `heals` has no
+    rule for it); its PartitionModifications is processed like every controller event, a healing step."""
+    add = A.AdminAddPartitions(0, ((0, 1),))
+    assert not heals(SETTLED, add)
+    added = _run(CFG, SETTLED, add)
+    assert added.spent[Budget.PARTITION_ADDITIONS] == 1 and sum(added.spent) == 1
+    assert [e.kind for e in added.brokers[0].queue] == [EventKind.PartitionModifications]
+    assert heals(added, A.ControllerProcessEvent(0))
+    assert not [a for a in enabled_actions(CFG, added) if type(a) is A.AdminAddPartitions]   # budget spent

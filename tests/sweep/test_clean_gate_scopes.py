@@ -7,8 +7,8 @@ per session: each passes, complete, with exactly its known Findings.
 
 - preferred election with a lost reply or connection loss, RF 1 and 2: the create's reply is lost,
   the partition has its state znode but no leadership in the controller's context, so the
-  election throws and its znode stays (Findings 9 on PreferredElectionZnodeConsumedWithLeadership,
-  beside Findings 7);
+  election throws and its znode stays (Findings 9 on PreferredElectionZnodeConsumed, beside
+  Findings 7);
 - crash or session expiry with a preferred election, RF 1: the same znode stays (Findings 9), and
   the controller-move loop it starts (Findings 6) is cut by the controller-epoch bound, which is
   not a deadlock (docs/model.md, "The bound on controller epochs");
@@ -33,8 +33,7 @@ import pytest
 from kcm.sweep.grid import Budget, load
 from kcm.sweep.run import ScopeOutcome, run_scope
 
-F9 = {("AdminZnodesConsumed", (9,)), ("PreferredElectionZnodeConsumed", (9,)),
-      ("PreferredElectionZnodeConsumedWithLeadership", (9,))}
+F9 = {("AdminZnodesConsumed", (9,)), ("PreferredElectionZnodeConsumed", (9,))}
 F7 = {("CacheMatchesZk", (7,)), ("BrokersFollowTheLeader", (7,))}
 #: the reassignment scopes list every Finding that applies to the property, the one met among them
 F7_OFFLINE = {("OfflinePartitionEventuallyOnline", (7,)), ("OfflinePartitionWithLiveIsrGetsLeader", (7,))}
@@ -54,6 +53,7 @@ EXPECTED: dict[str, tuple[int, set[tuple[str, tuple[int, ...]]]]] = {
     # Findings 11 applies here too (it needs a reassignment and a crash or expiry of its replica);
     # the leaderless partition at 32 steps is Findings 13's, which Findings 11's matcher rejects
     "b2-rf1-p1-expiry+reassign-cold": (84_329, {("ReassignmentEventuallyCompletes", (11,)),
+                                                ("AdminRequestCarriedOutOrRefused", (11,)),
                                                 ("ReplicaStatesMatchLiveness", (11,)),
                                                 ("OfflinePartitionEventuallyOnline", (11, 13)),
                                                 ("OfflinePartitionWithLiveIsrGetsLeader", (11, 13))}),

@@ -39,6 +39,9 @@ def test_the_tiny_grid_end_to_end(tmp_path, capsys):
     assert doc["goals"] == [{"goal": "ControllerFailsOver", "status": "met", "met_in": 2,
                              "first_met_in": "b2-rf2-p1-crash-cold"}]
     assert all(p["status"] == "held" for p in doc["properties"])
+    # each scope's own CPU time, measured in the process that ran it, and their sum
+    assert all(s["cpu_seconds"] > 0 for s in doc["scopes"])
+    assert doc["cpu_s"] == round(sum(s["cpu_seconds"] for s in doc["scopes"]), 2)
     junit = (out / "junit.xml").read_text()
     assert 'failures="0"' in junit and 'name="goal ControllerFailsOver"' in junit
     err = capsys.readouterr().err
@@ -127,7 +130,7 @@ def test_an_interruption_keeps_what_finished_and_exits_3(tmp_path):
 def test_list_prints_the_scopes_and_runs_nothing(tmp_path, capsys):
     assert _run("--grid", "gate", "--list", "--out", str(tmp_path / "none")) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 264
+    assert len(lines) == 265
     assert lines[:2] == ["b2-rf1-p1-crash+expiry-cold", "b2-rf1-p1-crash+expiry-settled"]
     assert not (tmp_path / "none").exists()
 
@@ -161,3 +164,22 @@ def test_kcm_check_refuses_an_unknown_grid_before_any_work(tmp_path, capsys):
     assert main(["check", "--preset", "tiny", "--grid", "huge", "--out", str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err == "kcm: error: unknown grid 'huge'; choose one of deep, gate, nightly\n"
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("explore", [[], ["--no-explore"]])
+def test_kcm_check_with_a_grid_checks_the_engine_options_once_before_any_work(tmp_path, capsys, monkeypatch,
+                                                                              explore):
+    """The exploration and the sweep run on the same engine: its options are checked once, with or
+    without the exploration, and a bad one stops the run before any stage."""
+    from kcm import exploration
+    from kcm.commands import check
+
+    calls = []
+    real = exploration.check_engine_options
+    monkeypatch.setattr(check, "check_engine_options", lambda *a, **k: (calls.append(a), real(*a, **k))[1])
+    out = tmp_path / "o"
+    assert main(["check", "--preset", "tiny", *explore, "--grid", str(TINY), "--engine", "local",
+                 "--master", "local[2]", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == "kcm: error: --master needs --engine spark\n"
+    assert calls == [("local", "local[2]")]
+    assert not (out / "report.json").exists() and not (out / "sweep-tiny-grid").exists()

@@ -37,3 +37,21 @@ def test_two_scopes_on_spark_match_the_local_engine(spark):
     assert started == ["b2-rf2-p1-crash-cold", "b2-rf2-p1-shrink-settled"]
     assert found == {"b2-rf2-p1-crash-cold": ("pass", "", 2641, 23, {"ControllerFailsOver": True}),
                      "b2-rf2-p1-shrink-settled": ("pass", "", 216, 11, {"ControllerFailsOver": False})}
+
+
+def test_a_halt_stops_submitting_and_cancels_the_scopes_in_flight(spark):
+    """`kcm sweep --fail-fast` on Spark: once a scope comes back with a violation, no scope is
+    submitted any more and the job in flight is cancelled, not reported as failed."""
+    g = grid.with_variant(grid.load(None, TINY), "V5")   # V5 breaks BrokerIncarnationTracked wherever a broker crashes
+    scopes = [s for s in g.scopes if s.name in ("b2-rf2-p1-crash-settled", "b2-rf2-p1-crash-cold",
+                                                "b2-rf2-p1-shrink-cold")]
+    started: list[str] = []
+    done: list[tuple] = []
+
+    def on_done(scope, outcome, error):
+        done.append((scope.name, outcome is not None and bool(outcome.violations), error))
+
+    assert farm.run_spark(spark, scopes, g.budget, lambda s: started.append(s.name), on_done,
+                          halt=lambda: any(broken for _, broken, _ in done))
+    assert started == ["b2-rf2-p1-crash-cold", "b2-rf2-p1-crash-settled"]   # the grid's order, two at once
+    assert done and done[0][1] and all(error == "" for _, _, error in done)

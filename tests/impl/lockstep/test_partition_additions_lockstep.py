@@ -1,7 +1,7 @@
 """Partitions added to a topic, the implementation and the model in lock-step: the admin side of
 CreatePartitions (`AdminZkClient.add_partitions`), the controller's `PartitionModificationsHandler`
 and `processPartitionModifications`, with the two ways Kafka 2.6 takes an added partition back
-(docs/model.md, "Findings" 14 and 15)."""
+(docs/model.md, "Findings" 15 and 16)."""
 
 from __future__ import annotations
 
@@ -86,5 +86,5 @@ def test_random_walks_with_partition_additions_match_the_model(lockstep, seed):
 def test_kcm_fuzz_draws_partition_additions_on_the_addparts_preset_with_no_disagreement():
     result = fuzz(load_preset("addparts"), examples=60, steps=40, seed=1)
     assert result.failure is None
-    walk = result.stats.known["PartitionCountNeverDecreases"]     # Findings 14 or 15, met on the way
+    walk = result.stats.known["PartitionCountNeverDecreases"]     # Findings 15 or 16, met on the way
     assert any(type(action) is a.AdminAddPartitions for action, _ in walk)

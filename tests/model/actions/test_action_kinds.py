@@ -79,8 +79,10 @@ def test_every_overlap_kind_names_a_kind() -> None:
 def test_roles_and_healing() -> None:
     for k in KINDS:
         assert (k.role is Role.HEALING) == (k.budget is None), k.name
-        assert (k.cls in spec._HEALING) == (k.role is Role.HEALING or k.heals_when_dead), k.name
-    assert KIND_OF[ZkSessionExpire].heals_when_dead and KIND_OF[ZkSessionExpire].role is Role.FAULT
+        assert (k.cls in spec._HEALING) == (k.role is Role.HEALING), k.name
+    # Bounded kinds that spend their budget in some states only, and heal in the others.
+    assert set(spec._SPENDS_WHEN) == {ZkSessionExpire, actions.BrokerRequestControlledShutdown}
+    assert KIND_OF[ZkSessionExpire].role is Role.FAULT
 
 
 def test_every_kind_has_a_guard_an_effect_and_a_group() -> None:

@@ -43,7 +43,6 @@ APPLIES: dict[str, tuple[dict[str, int], list[tuple[str, int]]]] = {
     "NoShuttingDownJoinsIsr": ({"max_controlled_shutdowns": 1}, [("NoShuttingDownJoinsIsr", 11)]),
     "AdminZnodesConsumed": ({}, []),
     "PreferredElectionZnodeConsumed": ({}, []),
-    "PreferredElectionZnodeConsumedWithLeadership": ({}, []),
     "ActiveControllerOnceSettled": ({}, []),
     "EventuallyOneActiveController": ({"max_controller_moves": 2}, []),
     "ReassignmentEventuallyCompletes": ({"max_perturbations": -1}, []),
@@ -53,6 +52,8 @@ APPLIES: dict[str, tuple[dict[str, int], list[tuple[str, int]]]] = {
     "OfflinePartitionWithLiveIsrGetsLeader": ({"max_perturbations": -1, "max_session_expiries": 1}, []),
     "OfflinePartitionEventuallyOnline": ({"max_perturbations": -1, "max_session_expiries": 1}, []),
     "DeletedTopicLeavesNoReplica": ({"max_topic_deletions": 1, "max_controller_moves": 1, "max_perturbations": 2}, []),
+    "AutoRebalanceElectsPreferred": ({"max_reassignments": 1}, []),
+    "AdminRequestCarriedOutOrRefused": ({"max_perturbations": -1}, []),
     "PartitionCountNeverDecreases": ({}, []),
 }
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from kcm.checker.engine.bfs import explore
 from kcm.model.actions import ControllerProcessEvent
-from kcm.model.catalogue.admin import preferred_election_znode_consumed_with_leadership
 from kcm.model.catalogue.deletion import deleted_topic_leaves_no_replica
 from kcm.model.catalogue.leadership import (
     brokers_follow_the_leader,
@@ -56,7 +55,7 @@ NEW = ["CacheMatchesZk", "ElectionRuleConformance", "ReplicaStatesMatchLiveness"
        "PreferredElectionMovesLeader", "OfflineElectionForOfflineLeader", "NewPartitionFromLiveReplicas",
        "ControlledShutdownLeavesBrokerClean", "DeletedTopicLeavesNoReplica", "ControlledShutdownElectsAnother",
        "ControlledShutdownRetriedOnlyWithPartitionsLeft", "FailedBrokerReplicasOffline", "ReassignmentSetsDisjoint",
-       "CreatedPartitionsHaveState", "PreferredElectionZnodeConsumedWithLeadership"]
+       "CreatedPartitionsHaveState"]
 
 
 @pytest.fixture(scope="module")
@@ -257,20 +256,6 @@ def test_created_partitions_have_state(calm) -> None:
     assert created_partitions_have_state(missing._replace(zk=missing.zk._replace(assignment=((),))))
     # judged only at quiescence: with a broker down, a creation may wait for it
     assert created_partitions_have_state(with_broker(missing, 1, up=False))
-
-
-def test_preferred_election_znode_consumed_with_leadership(calm) -> None:
-    # The full run's triage: the admin znode left behind by a controller that never ran the
-    # election (`controller:499`, `:496`, `:486`, `:507`, `:255`), which PreferredElectionZnodeConsumed
-    # cannot see because Findings 9 excuses it everywhere.
-    assert preferred_election_znode_consumed_with_leadership(calm)
-    pending = calm._replace(zk=calm.zk._replace(preferred=1))
-    assert not preferred_election_znode_consumed_with_leadership(pending)
-    # Findings 9: a named partition of a live topic without a state znode keeps the znode in 2.6
-    unnamed = pending._replace(zk=pending.zk._replace(partitions=(NO_ZNODE,)))
-    assert preferred_election_znode_consumed_with_leadership(unnamed)
-    # judged only when settled under an active controller
-    assert preferred_election_znode_consumed_with_leadership(with_broker(pending, 0, active=False))
 
 
 # ---- the clean model ------------------------------------------------------------------------
