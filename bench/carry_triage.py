@@ -10,6 +10,7 @@ given) to the current mutant with the same file, operator and description, rewri
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -20,7 +21,10 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def main(argv: list[str]) -> int:
-    folder = Path(argv[0]) if argv else REPO_ROOT / "bench/mutation/triage"
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folder", nargs="?", type=Path, default=REPO_ROOT / "bench/mutation/triage",
+                    help="the triage folder (default: bench/mutation/triage)")
+    folder = ap.parse_args(argv).folder
     mutants = generate()
     for name, old, new in carry_over(folder, mutants):
         print(f"{name}: {old} -> {new}")

@@ -14,6 +14,12 @@ driver's, plus every mutant's as its process measured it: on Spark the tasks run
 processes); and Markdown rows that paste into docs/benchmarks.md. Writes the `kcm mutate` report
 to --out (default kcm-out/mutate-gate).
 
+The order of the scopes decides what a run costs, never its verdict (a kill on any scope is the
+gate's): a mutant meets the next scope only while it lives, so a surviving mutant costs a run on
+every scope. The scopes go in the order `home_first` gives: first those whose perturbation kinds
+are all among the kinds of a suite config that killed one of the mutants (where each mutant is
+likeliest to die), then the rest, each group in the grid's order. `--grid-order` keeps the grid's.
+
     .venv/bin/python bench/mutate_gate.py --engine local --sample 20   # a sample, one process
     .venv/bin/python bench/mutate_gate.py                              # every killed mutant, Spark local[2]
 """
@@ -46,6 +52,7 @@ def main() -> int:
     ap.add_argument("--max-states", type=int, default=None, help="distinct states per scope (default: the grid's)")
     ap.add_argument("--no-liveness", dest="liveness", action="store_false")
     ap.add_argument("--out", default="kcm-out/mutate-gate")
+    ap.add_argument("--grid-order", action="store_true", help="the grid's own order of scopes, not home_first's")
     args = ap.parse_args()
     if os.environ.get("KCM_PURE") != "1":
         # The baselines trace the model's source lines (kcm/compiled.py): run from source.
@@ -63,6 +70,8 @@ def main() -> int:
                    if i not in current or current[i].description != e["description"])
     killed = {i: e for i, e in killed.items() if i not in stale}
     argv = ["mutate", "--grid", args.grid, *(a for i in killed for a in ("--mutant", i))]
+    if not args.grid_order:
+        argv += [a for s in home_first(args.grid, {e["config"] for e in killed.values()}) for a in ("--scope", s)]
     code, doc, cpu, mutant_cpu, total_cpu = timed_mutate(kcm, argv, args)
     print(f"CPU {total_cpu:.0f} s in all (driver {cpu:.0f} s, mutants {mutant_cpu:.0f} s); "
           f"{len(killed)} killed mutants in {Path(args.run).name} ({len(stale)} stale ids left out), "
@@ -72,6 +81,30 @@ def main() -> int:
     planned = M.sample([m for m in M.generate() if m.id in killed], args.sample, args.seed)  # as kcm mutate picks
     print("\n".join(rows(doc, killed, [m.id for m in planned])))
     return code
+
+
+def kinds_of(cfg) -> set[str]:
+    """The perturbation kinds a config may take: a budget above 0, or a kind in an overlapping run."""
+    from kcm.model.actions import OVERLAP_KINDS
+
+    return ({kind for kind, budget in OVERLAP_KINDS.items() if getattr(cfg, budget)}
+            | {kind for run in cfg.overlapping for kind in run})
+
+
+def home_first(grid_name: str, suite_configs: set[str]) -> list[str]:
+    """The grid's scope names, those whose kinds are all among some suite config's first (see the
+    module docstring). `suite_configs` are config names of a suite run (bench/mutation/NAME.toml, or
+    a preset)."""
+    from kcm import config
+    from kcm.sweep import grid
+
+    homes = []
+    for name in sorted(suite_configs):
+        path = REPO_ROOT / "bench" / "mutation" / f"{name}.toml"
+        homes.append(kinds_of(config.load(None, path)[1] if path.exists() else config.load_preset(name)))
+    scopes = grid.load(grid_name).scopes
+    first = [s.name for s in scopes if any(kinds_of(s.config()) <= home for home in homes)]
+    return first + [s.name for s in scopes if s.name not in first]
 
 
 def rows(doc: dict, killed: dict, planned: list[str]) -> list[str]:

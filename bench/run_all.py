@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -11,9 +12,14 @@ BENCHES = [["explore.py", "--presets", "tiny"], ["compiled.py", "--max-depth", "
            ["cores.py", "--preset", "default", "--max-depth", "10"], ["spark_explore.py", "--presets", "tiny"],
            ["runs.py", "--presets", "zkfaults", "--repeat", "1"], ["fuzz.py"]]
 
-for args in BENCHES:
-    script = HERE / args[0]
-    if not script.exists():
-        continue
-    print(f"\n## {args[0]}\n", flush=True)
-    subprocess.run([sys.executable, str(script), *args[1:]], check=True)
+
+
+def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
+    for args in BENCHES:
+        print(f"\n## {args[0]}\n", flush=True)
+        subprocess.run([sys.executable, str(HERE / args[0]), *args[1:]], check=True)
+
+
+if __name__ == "__main__":
+    main()

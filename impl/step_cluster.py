@@ -36,6 +36,8 @@ spread and every broker has just started.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import Any
 
 from kcm.impl import controller_events as ev
 from kcm.impl.admin_zk_client import AdminZkClient
@@ -261,14 +263,22 @@ class StepCluster:
 
     def _spends(self, action: a.Action) -> bool:
         """Whether `action` spends its budget now: a dead broker's session expiring heals, and a
-        refused controlled shutdown retries for free (the model's `spec._SPENDS_WHEN`)."""
-        if type(action) is a.ZkSessionExpire:
-            return self.is_up(action.broker)
-        if type(action) is a.BrokerRequestControlledShutdown:
-            return self.server(action.broker).shutdown_state is ControlledShutdownState.NONE
-        return True
+        refused controlled shutdown retries for free (`SPENDS_WHEN`, the model's `spec._SPENDS_WHEN`
+        read on the implementation)."""
+        when = SPENDS_WHEN.get(type(action))
+        return when is None or when(self, action)
 
     def close(self) -> None:
         for server in self.servers.values():
             if server.alive:
                 server.crash()
+
+
+#: Per kind whose budget is spent only sometimes: when the implementation spends it. The model's
+#: `spec._SPENDS_WHEN`, read on the servers instead of the model's state; the kinds are the same
+#: (tests/impl/test_step_cluster_spends.py).
+SPENDS_WHEN: dict[type, Callable[[StepCluster, Any], bool]] = {
+    a.ZkSessionExpire: lambda c, act: c.is_up(act.broker),
+    a.BrokerRequestControlledShutdown:
+        lambda c, act: c.server(act.broker).shutdown_state is ControlledShutdownState.NONE,
+}

@@ -3,6 +3,7 @@ the properties by the mutants they kill (kcm.checker.mutation; Spark: kcm.spark_
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -37,6 +38,8 @@ def _configs(presets, config_files) -> list[tuple[str, object]]:
                    "in the grid's order, each scope's budget the per-scope state bound unless --max-states.")
 @click.option("--grid-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A grid TOML file instead of a shipped grid.")
+@click.option("--scope", "scope_names", multiple=True, metavar="NAME",
+              help="With a grid: only this scope (repeatable), the scopes met in the order given.")
 @click.option("--engine", type=click.Choice(ENGINES), default="local", show_default=True,
               help="One mutant after the other, or one mutant per Spark task.")
 @click.option("--master", default=None, metavar="URL", help="Spark master (default local[*]).")
@@ -71,8 +74,8 @@ def _configs(presets, config_files) -> list[tuple[str, object]]:
               help="Write JUnit XML here (one test case per mutant).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write the report (mutation.json, mutation.txt) and each survivor's diff here.")
-def command(presets, config_files, grid_name, grid_file, engine, master, files, operators, ids, sample, seed,
-            max_states, timeout, walks, depth, liveness, triage_dir, min_score, list_only, json_file, junit_file,
+def command(presets, config_files, grid_name, grid_file, scope_names, engine, master, files, operators, ids, sample,
+            seed, max_states, timeout, walks, depth, liveness, triage_dir, min_score, list_only, json_file, junit_file,
             out) -> int:
     """Grade the properties by mutation: seed one small fault at a time into the model's
     controller and brokers, explore each mutant like `kcm explore`, and report which the
@@ -85,7 +88,7 @@ def command(presets, config_files, grid_name, grid_file, engine, master, files, 
     _check_choices(files, operators, walks, liveness)
     if out is not None:
         check_writable_dir(out)
-    g = _grid(grid_name, grid_file, presets, config_files)
+    g = _grid(grid_name, grid_file, presets, config_files, scope_names)
     configs = [(s.name, s.config()) for s in g.scopes] if g else _configs(presets, config_files)
     sources = M.read_sources()
     generated = M.generate(sources, files or None, operators or None)
@@ -236,15 +239,27 @@ def _config_runner(spark, budget, sources, files, operators):
     return on_spark
 
 
-def _grid(grid_name, grid_file, presets, config_files) -> grids.Grid | None:
-    """The grid `--grid` or `--grid-file` names, if any; it replaces the presets and config files."""
+def _grid(grid_name, grid_file, presets, config_files, scope_names=()) -> grids.Grid | None:
+    """The grid `--grid` or `--grid-file` names, if any; it replaces the presets and config files.
+    With `--scope`, only the scopes named, in the order named: a mutant is run on the next scope
+    only while it lives, so the order decides the cost of a run (never its verdict)."""
     if grid_name and grid_file:
         raise UsageError("give either --grid or --grid-file, not both")
     if not (grid_name or grid_file):
+        if scope_names:
+            raise UsageError("--scope names scopes of a grid: give --grid or --grid-file")
         return None
     if presets or config_files:
         raise UsageError("--grid and --grid-file replace --preset and --config: give the one or the others")
-    return grids.load(None, grid_file) if grid_file else grids.load(grid_name)
+    g = grids.load(None, grid_file) if grid_file else grids.load(grid_name)
+    if not scope_names:
+        return g
+    by_name = {s.name: s for s in g.scopes}
+    missing = [n for n in scope_names if n not in by_name]
+    if missing:
+        raise UsageError(f"--scope: grid '{g.name}' has no scope '{missing[0]}' "
+                         f"(see 'kcm sweep --grid {g.name} --list')")
+    return dataclasses.replace(g, scopes=tuple(by_name[n] for n in dict.fromkeys(scope_names)))
 
 
 def _write_reports(doc: dict, lines: list[str], json_file: Path | None, junit_file: Path | None,

@@ -85,7 +85,25 @@ def test_grid_scopes_kill_mutants_config_by_config(tmp_path: Path, mutants, caps
     assert "Grid two (version 1): 2 of its 2 scopes explored" in out
 
 
+def test_scope_runs_only_the_scopes_named_in_their_order(tmp_path: Path, mutants):
+    grid = tmp_path / "two.toml"
+    grid.write_text(GRID, encoding="utf-8")
+    dropped = pick(mutants, "reassignment.py", "delete-effect", "self.on_partition_reassignment(p, reassign_to(",
+                   "process_zk_partition_reassignment")
+    report = tmp_path / "m.json"
+    names = ["b2-rf2-p1-reassign-settled", "b2-rf2-p1-crash-settled"]
+    assert main(["mutate", "--grid-file", str(grid), "--json", str(report), "--mutant", dropped.id,
+                 *(a for n in names for a in ("--scope", n))]) == 0
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    # killed on the first scope named, so the second is never explored
+    assert [(e["status"], e["config"]) for e in doc["mutants"]] == [("killed", names[0])]
+    assert [c["name"] for c in doc["configs"]] == names[:1]
+    assert doc["grid"]["scopes"] == 2
+
+
 @pytest.mark.parametrize("args, message", [
+    (["--grid", "gate", "--scope", "b9-nope"], "--scope: grid 'gate' has no scope 'b9-nope'"),
+    (["--scope", "b2-rf1-p1-crash+expiry-cold"], "--scope names scopes of a grid: give --grid or --grid-file"),
     (["--grid", "nope"], "unknown grid 'nope'"),
     (["--grid", "gate", "--preset", "tiny"], "--grid and --grid-file replace --preset and --config"),
     (["--grid", "gate", "--grid-file", "x.toml"], "give either --grid or --grid-file, not both"),
