@@ -175,7 +175,7 @@ def test_a_settled_controller_watches_every_topic_it_knows_where_partitions_can_
     # through the explorer: the handler's read no longer re-arms the watch
     bug = Bug("controller.py", "            w.arm(self.me, topic_watch(t))\n", "            pass\n", "m-addparts.toml")
     result = explore_with(bug, "ControllerWatchesArmed", goals_required=False)
-    assert [(v.name, v.trace_length) for v in result.violations] == [("ControllerWatchesArmed", 6)]
+    assert [(v.name, v.trace_length) for v in result.violations] == [("ControllerWatchesArmed", 5)]
 
 
 # ---- the rules of a resigned controller and of budgets, on the new action and event -------------
