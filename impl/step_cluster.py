@@ -20,6 +20,7 @@ mode. Nothing happens unless something calls one of its operations; which one ru
 | BrokerRequestControlledShutdown(b)| one ControlledShutdownRequest to the broker named in /controller |
 | BrokerShutdown(b)                 | `KafkaServer.shutdown()` (the session closes)                     |
 | AdminPreferredElection, AdminReassign, AdminReassignPartitions, AdminDeleteTopic, AdminCreateTopic, AdminMoveController | an admin session writes the znode |
+| AdminAddPartitions(t, replicas)   | the admin side of CreatePartitions (`AdminZkClient.add_partitions`) rewrites /brokers/topics/t |
 | SchedulerAutoRebalance(b)         | b's controller timer puts AutoPreferredReplicaLeaderElection      |
 | ZkLoseReply(b)                    | as ControllerProcessEvent(b), with the embedded ZooKeeper losing the reply to the event's first partition-state write |
 | ZkConnectionLoss(b)               | the same, the write in flight when b's connection drops and comes back (`drop_connection`) |
@@ -39,6 +40,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kcm.impl import controller_events as ev
+from kcm.impl.admin_zk_client import AdminZkClient
 from kcm.impl.kafka_config import KafkaConfig
 from kcm.impl.kafka_server import ControlledShutdownState, KafkaServer
 from kcm.impl.kafka_zk_client import KafkaZkClient
@@ -65,12 +67,16 @@ class StepCluster:
                  delivery: Delivery = Delivery.IMMEDIATE) -> None:
         self.cfg = cfg
         self.layout = Layout.from_config(cfg)
+        alignment = ModelAlignment.model() if alignment is None else alignment
+        if alignment.no_partition_modifications_handlers:
+            # the model keeps these watches where partitions can be added (ModelAlignment)
+            alignment = alignment.only("no_partition_modifications_handlers", not cfg.adds_partitions)
         self.config = KafkaConfig(
             unclean_leader_election_enable=cfg.unclean_election,
             controlled_shutdown_max_retries=cfg.controlled_shutdown_max_retries,
             auto_leader_rebalance_enable=False,   # the Scheduler fires the timer (SchedulerAutoRebalance)
             flags=flags_for(cfg.variant),
-            alignment=ModelAlignment.model() if alignment is None else alignment)
+            alignment=alignment)
         self.zookeeper = MemoryZooKeeperServer(delivery)
         self.network = Network()
         self.timeline = Timeline()
@@ -80,6 +86,7 @@ class StepCluster:
         self.registrations: list[tuple[int, int]] = []
         self.spent = [0] * len(Budget)
         self.admin = KafkaZkClient(self.zookeeper.connect())
+        self.admin_zk = AdminZkClient(self.admin)
         self.admin.create_top_level_paths()
         for t in range(cfg.existing_topics):   # the others can be created later (AdminCreateTopic)
             self.admin.create_topic_assignment(self.layout.topics[t], self.layout.topic_assignment(t))
@@ -222,9 +229,15 @@ class StepCluster:
         """Create topic `t` with its partitions on `replicas` (one list per partition), or on the
         layout's default spread when `()` (the model's `AdminCreateTopic`)."""
         assignment = self.layout.topic_assignment(t)
-        if replicas:
-            assignment = {tp: tuple(r) for tp, r in zip(assignment, replicas)}
+        if replicas:   # the model's `()` for the partitions a creation leaves to be added
+            first = t * self.layout.partitions_per_topic
+            assignment = {self.layout.tp(first + i): tuple(r) for i, r in enumerate(replicas) if r}
         self.admin.create_topic_assignment(self.layout.topics[t], assignment)
+
+    def admin_add_partitions(self, t: int, replicas: tuple[tuple[int, ...], ...]) -> None:
+        """Add partitions to topic `t` on `replicas`, one list per new partition (the model's
+        `AdminAddPartitions`)."""
+        self.admin_zk.add_partitions(self.layout.topics[t], replicas)
 
     def admin_move_controller(self) -> None:
         self.admin.zookeeper.delete(ControllerZNode.path)

@@ -10,6 +10,7 @@ the module of what it checks:
 - `leadership`: leaders, elections and ISRs;
 - `shutdown`: controlled shutdown;
 - `reassignment`: partition reassignment (KIP-455);
+- `partitions`: partitions added to a topic;
 - `deletion`: topic deletion;
 - `admin`: the admin znodes an operator writes;
 - `watches`: the ZooKeeper watches a settled controller holds;
@@ -37,6 +38,7 @@ from kcm.model.catalogue import (
     goals,
     leadership,
     metadata,
+    partitions,
     reassignment,
     requests,
     shutdown,
@@ -51,8 +53,8 @@ from kcm.model.config import ModelConfig
 #: Every declaration, module by module, goals last.
 CATALOGUE: tuple[Declaration, ...] = (
     *controller.DECLARATIONS, *metadata.DECLARATIONS, *requests.DECLARATIONS, *leadership.DECLARATIONS,
-    *shutdown.DECLARATIONS, *reassignment.DECLARATIONS, *deletion.DECLARATIONS, *admin.DECLARATIONS,
-    *watches.DECLARATIONS, *tables.DECLARATIONS, *goals.DECLARATIONS,
+    *shutdown.DECLARATIONS, *reassignment.DECLARATIONS, *partitions.DECLARATIONS, *deletion.DECLARATIONS,
+    *admin.DECLARATIONS, *watches.DECLARATIONS, *tables.DECLARATIONS, *goals.DECLARATIONS,
 )
 
 #: The order in which the checkers list the invariants: the order they joined the model, which

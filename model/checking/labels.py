@@ -56,6 +56,8 @@ def event_text(event: Event) -> str:
         return f"{name}(id={event.a}, brokerEpoch={event.b})"
     if event.kind is EventKind.PartitionReassignmentIsrChange:
         return f"{name}(partition={event.a})"
+    if event.kind is EventKind.PartitionModifications:
+        return f"{name}(topic={event.a})"
     if event.kind is EventKind.TopicDeletionStopReplicaResponseReceived:
         partitions = ", ".join(map(str, bits(event.b))) if event.b >= 0 else "per-partition errors"
         return f"{name}(replicaId={event.a}, partitions {{{partitions}}})"

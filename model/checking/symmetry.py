@@ -79,6 +79,7 @@ _A_IS_BROKER = {
     EventKind.TopicDeletion: False,
     EventKind.TopicDeletionStopReplicaResponseReceived: True,  # a = the broker that answered
     EventKind.TopicChange: False,
+    EventKind.PartitionModifications: False,  # a = a topic
 }
 if set(_A_IS_BROKER) != set(EventKind):
     raise AssertionError(f"classify {sorted(k.name for k in set(EventKind) - set(_A_IS_BROKER))} in _A_IS_BROKER")

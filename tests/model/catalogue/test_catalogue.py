@@ -158,7 +158,8 @@ def test_the_por_reads_are_as_before(preset: str) -> None:
     reads = property_reads(cfg)
     expected = _reads_before_the_catalogue(cfg.brokers)
     for d in CATALOGUE:
-        assert reads(d.name) == expected.get(d.name), d.name
+        if d.listed(cfg):   # (the properties of partition additions are not listed on these presets)
+            assert reads(d.name) == expected.get(d.name), d.name
 
 
 F4 = "Findings 4: a replica removed by a reassignment can believe it leads, for good"

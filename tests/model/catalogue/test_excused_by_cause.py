@@ -55,6 +55,7 @@ APPLIES: dict[str, tuple[dict[str, int], list[tuple[str, int]]]] = {
     "AutoRebalanceElectsPreferred": ({"max_reassignments": 1}, []),
     "AdminRequestCarriedOutOrRefused": ({"max_perturbations": -1}, []),
     "AtMostOneBelievedLeaderAfterQuiescence": ({"max_perturbations": -1}, []),
+    "PartitionCountNeverDecreases": ({}, []),
 }
 
 
