@@ -160,19 +160,28 @@ def _stop_replica_missed(trace: Sequence[tuple[Any, Cluster]], p: int, b: int) -
     return False
 
 
-def _removed_replicas_believe_they_lead(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
-    """AtMostOneBelievedLeaderAfterQuiescence: among each partition's assigned brokers at most one
-    believes it leads, the znode's leader, and every other believer is outside the assignment, a
-    replica a reassignment removed whose StopReplica never took effect (`_stop_replica_missed`)."""
-    from kcm.model.catalogue.leadership import believed_leaders  # leadership.py names this Finding
+def _believers_outside_assignment(t: Cluster) -> list[tuple[int, int]] | None:
+    """AtMostOneBelievedLeaderAfterQuiescence's violations that only brokers outside the
+    assignment make: None if an assigned broker other than the znode's leader believes it leads a
+    partition (no Finding's cause), else each (partition, broker) that believes it leads from
+    outside the partition's assignment."""
+    from kcm.model.catalogue.leadership import believed_leaders  # leadership.py names the Findings
 
     extra = []
     for p, z in enumerate(t.zk.partitions):
         believers = believed_leaders(t, p)
         assigned = [b for b in believers if b in t.zk.assignment[p]]
         if len(assigned) > 1 or (assigned and assigned[0] != z.leader):
-            return False
+            return None
         extra += [(p, b) for b in believers if b not in t.zk.assignment[p]]
+    return extra
+
+
+def _removed_replicas_believe_they_lead(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+    """AtMostOneBelievedLeaderAfterQuiescence: among each partition's assigned brokers at most one
+    believes it leads, the znode's leader, and every other believer is outside the assignment, a
+    replica a reassignment removed whose StopReplica never took effect (`_stop_replica_missed`)."""
+    extra = _believers_outside_assignment(t)
     if not extra:
         return False
     steps = trace()
@@ -540,15 +549,7 @@ def _deposed_believers_never_started(s: Cluster, a: Any, t: Cluster, trace: Lazy
     since every transition from NonExistentReplica but to NewReplica is refused
     (kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala lines 450-483), so
     the deposed leader is never told (the cause `_deposed_never_started` reads on the election)."""
-    from kcm.model.catalogue.leadership import believed_leaders  # leadership.py names this Finding
-
-    extra = []
-    for p, z in enumerate(t.zk.partitions):
-        believers = believed_leaders(t, p)
-        assigned = [b for b in believers if b in t.zk.assignment[p]]
-        if len(assigned) > 1 or (assigned and assigned[0] != z.leader):
-            return False
-        extra += [(p, b) for b in believers if b not in t.zk.assignment[p]]
+    extra = _believers_outside_assignment(t)
     if not extra or not all(any(t.brokers[c].ctx.replica_states[p][b] is ReplicaState.NonExistentReplica
                                 for c in active_controllers(t)) for p, b in extra):
         return False
