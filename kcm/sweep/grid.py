@@ -43,7 +43,8 @@ from kcm.model.config import ConfigError, ModelConfig
 SHORT = {"broker_crash": "crash", "session_expiry": "expiry", "leader_isr_shrink": "shrink",
          "controlled_shutdown": "shutdown", "preferred_election": "preferred", "reassignment": "reassign",
          "topic_deletion": "delete", "auto_rebalance": "rebalance", "controller_move": "move",
-         "topic_creation": "create", "lost_ack": "lostack", "connection_loss": "connloss"}
+         "topic_creation": "create", "lost_ack": "lostack", "connection_loss": "connloss",
+         "elect_leaders": "elect", "unclean_election_enable": "unclean"}
 STARTS = ("cold", "settled")
 #: The keys a grid file and a block of axes may have (config fields aside).
 GRID_KEYS = {"version", "description", "base", "budget", "kinds", "axes"}

@@ -12,6 +12,7 @@ the module of what it checks:
 - `reassignment`: partition reassignment (KIP-455);
 - `deletion`: topic deletion;
 - `admin`: the admin znodes an operator writes;
+- `elect_leaders`: leader elections on demand (ElectLeaders) and unclean election switched on;
 - `watches`: the ZooKeeper watches a settled controller holds;
 - `tables`: the replica state machine's transitions and states;
 - `goals`: what the model must reach.
@@ -34,6 +35,7 @@ from kcm.model.catalogue import (
     admin,
     controller,
     deletion,
+    elect_leaders,
     goals,
     leadership,
     metadata,
@@ -52,7 +54,7 @@ from kcm.model.config import ModelConfig
 CATALOGUE: tuple[Declaration, ...] = (
     *controller.DECLARATIONS, *metadata.DECLARATIONS, *requests.DECLARATIONS, *leadership.DECLARATIONS,
     *shutdown.DECLARATIONS, *reassignment.DECLARATIONS, *deletion.DECLARATIONS, *admin.DECLARATIONS,
-    *watches.DECLARATIONS, *tables.DECLARATIONS, *goals.DECLARATIONS,
+    *elect_leaders.DECLARATIONS, *watches.DECLARATIONS, *tables.DECLARATIONS, *goals.DECLARATIONS,
 )
 
 #: The order in which the checkers list the invariants: the order they joined the model, which
