@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kcm.model.actions import KINDS
-from kcm.model.cluster import PARTITION_STATE_SHIFT, Budget, Watch
+from kcm.model.cluster import PARTITION_STATE_SHIFT, TOPIC_SHIFT, Budget, Watch
 
 ZOOKEEPER = "ZooKeeper"
 ADMIN = "admin"
@@ -66,7 +66,10 @@ WATCH_POSITIONS = {int(w).bit_length() - 1: name for w, name in WATCH_NAMES.item
 
 def watch_name(position: int) -> str:
     """The znode the watch at bit `position` of `Zk.watches[b]` is set on (`WATCH_POSITIONS`, and
-    from `PARTITION_STATE_SHIFT` on, one data watch per partition state znode)."""
+    from `PARTITION_STATE_SHIFT` on, one data watch per partition state znode, and from
+    `TOPIC_SHIFT` on, one data watch per `/brokers/topics/<t>`)."""
+    if position >= TOPIC_SHIFT:
+        return f"/brokers/topics/{position - TOPIC_SHIFT}"
     if position >= PARTITION_STATE_SHIFT:
         return f"partition {position - PARTITION_STATE_SHIFT} state"
     return WATCH_POSITIONS.get(position, f"watch bit {position}")
@@ -101,7 +104,8 @@ def _item(*words: object) -> str:
 def _watch_legend() -> str:
     positions = ", ".join(_item(p, name) for p, name in sorted(WATCH_POSITIONS.items()))
     partition = _item(f"{PARTITION_STATE_SHIFT}+p", "the", "state", "znode", "of", "partition", "p")
-    return f"one-shot watches broker b has armed, as the positions of their bits: {positions}, {partition}"
+    topic = _item(f"{TOPIC_SHIFT}+t", "/brokers/topics/t")
+    return f"one-shot watches broker b has armed, as the positions of their bits: {positions}, {partition}, {topic}"
 
 
 def _spent_legend() -> str:

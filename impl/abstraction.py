@@ -77,6 +77,7 @@ from kcm.model.cluster import (
     empty_context,
     mask_of,
     partition_watch,
+    topic_watch,
 )
 from kcm.model.states import ReplicaState
 
@@ -211,6 +212,7 @@ def _abstract_watches(cluster, b: int, layout: Layout, live_sessions) -> int:
         return 0
     change_paths, child_paths = server.zk_client.registered_handler_paths()
     state_paths = {TopicPartitionStateZNode.path(layout.tp(p)): p for p in range(layout.partition_count)}
+    topic_paths = {TopicZNode.path(topic): t for t, topic in enumerate(layout.topics)}
     bits = 0
     for sid, path, kind in cluster.zookeeper.armed_watches():
         if sid != server.session_id:
@@ -222,6 +224,8 @@ def _abstract_watches(cluster, b: int, layout: Layout, live_sessions) -> int:
             bits |= bit
         elif kind is WatchKind.DATA and path in state_paths:
             bits |= partition_watch(state_paths[path])
+        elif kind is WatchKind.DATA and path in topic_paths:
+            bits |= topic_watch(topic_paths[path])
     return bits
 
 
@@ -296,6 +300,8 @@ def _abstract_event(event: ev.ControllerEvent, layout: Layout, number: _Numberin
         return Event(kind, event.id, number(event.broker_epoch))
     if isinstance(event, ev.PartitionReassignmentIsrChange):
         return Event(kind, layout.number(event.partition))
+    if isinstance(event, ev.PartitionModifications):
+        return Event(kind, layout.topics.index(event.topic))
     if isinstance(event, ev.TopicDeletionStopReplicaResponseReceived):
         mask = mask_of(layout.number(tp) for tp, _ in event.partition_errors)
         return Event(kind, event.replica_id, -mask if event.request_error is not Errors.NONE else mask)

@@ -133,6 +133,16 @@ class PartitionReassignmentIsrChange(ControllerEvent):
 
 
 @dataclass(frozen=True, repr=False)
+class PartitionModifications(ControllerEvent):
+    """`/brokers/topics/<topic>` changed: partitions may have been added."""
+
+    topic: str
+
+    def __repr__(self) -> str:
+        return f"PartitionModifications({self.topic})"
+
+
+@dataclass(frozen=True, repr=False)
 class TopicDeletionStopReplicaResponseReceived(ControllerEvent):
     replica_id: int
     request_error: Errors

@@ -17,6 +17,7 @@ exist matters, because a notification without a reaction still spends the one-sh
 | PreferredReplicaElectionHandler       | /admin/preferred_replica_election   | creation              | ReplicaLeaderElection             |
 | PartitionReassignmentHandler          | /admin/reassign_partitions          | creation              | ZkPartitionReassignment           |
 | PartitionReassignmentIsrChangeHandler | .../partitions/<p>/state            | data change           | PartitionReassignmentIsrChange(p) |
+| PartitionModificationsHandler         | /brokers/topics/<t>                 | data change           | PartitionModifications(t)         |
 
 `ControllerEpochChangeHandler` is not Kafka 2.6's: it is variant V2's `ControllerEpochListener`
 (0.8.0-0.8.1, KAFKA-1096), which made every controller adopt /controller_epoch when it changed.
@@ -40,6 +41,7 @@ from kcm.impl.zk_data import (
     TopicPartition,
     TopicPartitionStateZNode,
     TopicsZNode,
+    TopicZNode,
 )
 
 
@@ -120,6 +122,19 @@ class PartitionReassignmentIsrChangeHandler(ZNodeChangeHandler):
 
     def handle_data_change(self) -> None:
         self._events.put(ev.PartitionReassignmentIsrChange(self.partition))
+
+
+class PartitionModificationsHandler(ZNodeChangeHandler):
+    """Data changes only (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+    lines 1931-1935): the topic znode's deletion spends the watch without an event."""
+
+    def __init__(self, event_manager: ControllerEventManager, topic: str) -> None:
+        self._events = event_manager
+        self.topic = topic
+        self.path = TopicZNode.path(topic)
+
+    def handle_data_change(self) -> None:
+        self._events.put(ev.PartitionModifications(self.topic))
 
 
 class ControllerEpochChangeHandler(ZNodeChangeHandler):

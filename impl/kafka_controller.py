@@ -23,6 +23,8 @@ one event at a time:
     ZkPartitionReassignment, PartitionReassignmentIsrChange   `controller_reassignment`
     TopicDeletion, TopicDeletionStopReplicaResponseReceived   `TopicDeletionManager`
     TopicChange               new topics: on_new_partition_creation
+    PartitionModifications    partitions added to a topic: on_new_partition_creation, or for a topic
+                              queued for deletion the old assignment written back
 
 Every handler but the election ones starts with the `isActive` guard, as Kafka's do (variant V4
 removes BrokerChange's). A controller write that fails the /controller_epoch check raises
@@ -53,6 +55,7 @@ from kcm.impl.controller_zk_handlers import (
     ControllerChangeHandler,
     ControllerEpochChangeHandler,
     IsrChangeNotificationHandler,
+    PartitionModificationsHandler,
     PartitionReassignmentHandler,
     PartitionReassignmentIsrChangeHandler,
     PreferredReplicaElectionHandler,
@@ -74,7 +77,7 @@ from kcm.impl.timeline import Timeline
 from kcm.impl.topic_deletion_manager import TopicDeletionManager
 from kcm.impl.zk.handlers import StateChangeHandler
 from kcm.impl.zk.protocol import SessionExpiredError
-from kcm.impl.zk_data import Broker, TopicPartition
+from kcm.impl.zk_data import Broker, ReplicaAssignment, TopicPartition, TopicPartitionsZNode
 from kcm.model.states import PartitionState as P
 from kcm.model.states import ReplicaState as R
 
@@ -142,6 +145,7 @@ class KafkaController(ReassignmentMixin):
         self.partition_reassignment_handler = PartitionReassignmentHandler(self.event_manager)
         self.partition_reassignment_isr_change_handlers: dict[TopicPartition,
                                                               PartitionReassignmentIsrChangeHandler] = {}
+        self.partition_modifications_handlers: dict[str, PartitionModificationsHandler] = {}
         zk_client.on_controller_write = self._note_action
 
     def _new_batch(self) -> ControllerBrokerRequestBatch:
@@ -327,6 +331,7 @@ class KafkaController(ReassignmentMixin):
         zk, ctx = self._zk, self.context
         ctx.set_live_brokers(zk.get_all_broker_and_epochs_in_cluster())
         ctx.set_all_topics(zk.get_all_topics_in_cluster(register_watch=True))
+        self._register_partition_modifications_handlers(ctx.all_topics)
         for tp, assignment in zk.get_full_replica_assignment_for_topics(ctx.all_topics).items():
             ctx.update_partition_full_replica_assignment(tp, assignment)
             if assignment.adding_replicas or assignment.removing_replicas:
@@ -374,6 +379,7 @@ class KafkaController(ReassignmentMixin):
             self._unregister_partition_reassignment_isr_change_handler(tp)
         self.partition_state_machine.shutdown()
         zk.unregister_znode_child_change_handler(self.topic_change_handler.path)
+        self.unregister_partition_modifications_handlers(sorted(self.partition_modifications_handlers))
         zk.unregister_znode_child_change_handler(self.topic_deletion_handler.path)
         self.replica_state_machine.shutdown()
         zk.unregister_znode_child_change_handler(self.broker_change_handler.path)
@@ -700,6 +706,7 @@ class KafkaController(ReassignmentMixin):
         new_topics = topics - ctx.all_topics
         deleted_topics = ctx.all_topics - topics
         ctx.set_all_topics(topics)
+        self._register_partition_modifications_handlers(new_topics)
         added = self._zk.get_full_replica_assignment_for_topics(new_topics)
         for topic in sorted(deleted_topics):
             ctx.remove_topic(topic)
@@ -707,6 +714,52 @@ class KafkaController(ReassignmentMixin):
             ctx.update_partition_full_replica_assignment(tp, assignment)
         if added:
             self._on_new_partition_creation(sorted(added))
+
+    def _register_partition_modifications_handlers(self, topics: Iterable[str]) -> None:
+        """`registerPartitionModificationsHandlers`: the next read of each `/brokers/topics/<t>` arms
+        its data watch (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala lines 897-903)."""
+        if self.alignment.no_partition_modifications_handlers:
+            return
+        for topic in sorted(topics):
+            handler = PartitionModificationsHandler(self.event_manager, topic)
+            self.partition_modifications_handlers[topic] = handler
+            self._zk.register_znode_change_handler(handler)
+
+    def unregister_partition_modifications_handlers(self, topics: Iterable[str]) -> None:
+        """`unregisterPartitionModificationsHandlers` (lines 905-909); the deletion manager's
+        `mutePartitionModifications` for a deleted topic."""
+        for topic in topics:
+            handler = self.partition_modifications_handlers.pop(topic, None)
+            if handler is not None:
+                self._zk.unregister_znode_change_handler(handler.path)
+
+    def _process_partition_modifications(self, event: ev.PartitionModifications) -> None:
+        """`processPartitionModifications` (lines 1463-1505)."""
+        if not self.is_active:
+            return
+        ctx, topic = self.context, event.topic
+        assignment = self._zk.get_full_replica_assignment_for_topics([topic])
+        to_add = {tp: a for tp, a in assignment.items() if not ctx.partition_replica_assignment(tp)}
+        if self.topic_deletion_manager.is_topic_queued_up_for_deletion(topic):
+            if to_add:
+                log.info("Skipping adding partitions %s for topic %s since it is currently being deleted",
+                         ",".join(str(tp.partition) for tp in sorted(to_add)), topic)
+                self._restore_partition_replica_assignment(topic, assignment)
+            else:
+                log.info("Ignoring partition change during topic deletion as no new partitions are added")
+        elif to_add:
+            for tp, a in sorted(to_add.items()):
+                ctx.update_partition_full_replica_assignment(tp, a)
+            self._on_new_partition_creation(sorted(to_add))
+
+    def _restore_partition_replica_assignment(self, topic: str,
+                                              assignment: dict[TopicPartition, ReplicaAssignment]) -> None:
+        """`restorePartitionReplicaAssignment` (lines 1464-1480): the partitions with a child under
+        `/brokers/topics/<t>/partitions` keep the context's full assignment, the rest leave the znode."""
+        existing = set(self._zk.get_children(TopicPartitionsZNode.path(topic), register_watch=False))
+        restored = {tp: self.context.partition_full_replica_assignment(tp)
+                    for tp in assignment if str(tp.partition) in existing}
+        self._zk.set_topic_assignment(topic, restored, self.context.epoch_zk_version)
 
     def _on_new_partition_creation(self, partitions: list[TopicPartition]) -> None:
         replicas = self.context.replicas_for_partition(partitions)
@@ -779,6 +832,9 @@ class KafkaController(ReassignmentMixin):
     def delete_topic_deletions(self, topics: list[str], epoch_zk_version: int) -> None:
         self._zk.delete_topic_deletions(topics, epoch_zk_version)
 
+    def mute_partition_modifications(self, topic: str) -> None:
+        self.unregister_partition_modifications_handlers([topic])
+
     def send_metadata_update(self, partitions: list[TopicPartition]) -> None:
         self.send_update_metadata_request(self.context.live_or_shutting_down_broker_ids, partitions)
 
@@ -830,6 +886,7 @@ KafkaController._handlers = {
     ev.AutoPreferredReplicaLeaderElection: KafkaController._process_auto_preferred_replica_leader_election,
     ev.ZkPartitionReassignment: ReassignmentMixin._process_zk_partition_reassignment_event,
     ev.PartitionReassignmentIsrChange: ReassignmentMixin._process_partition_reassignment_isr_change,
+    ev.PartitionModifications: KafkaController._process_partition_modifications,
     ev.TopicDeletion: KafkaController._process_topic_deletion,
     ev.TopicDeletionStopReplicaResponseReceived: KafkaController._process_topic_deletion_stop_replica_response_received,
     ev.TopicChange: KafkaController._process_topic_change,

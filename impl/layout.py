@@ -22,10 +22,13 @@ class Layout:
     topics: tuple[str, ...]
     partitions_per_topic: int
     replication_factor: int
+    #: The partitions a topic has when created (the others can be added), `ModelConfig.created_count`.
+    created_partitions: int = 0
 
     @classmethod
     def from_config(cls, cfg: ModelConfig) -> Layout:
-        return cls(cfg.brokers, tuple(f"t{t:02d}" for t in range(cfg.topics)), cfg.partitions, cfg.replication_factor)
+        return cls(cfg.brokers, tuple(f"t{t:02d}" for t in range(cfg.topics)), cfg.partitions, cfg.replication_factor,
+                   cfg.created_count)
 
     @property
     def partition_count(self) -> int:
@@ -61,5 +64,7 @@ class Layout:
         return tuple((p + i) % self.brokers for i in range(self.replication_factor))
 
     def topic_assignment(self, t: int) -> dict[TopicPartition, tuple[int, ...]]:
+        """Topic `t` as created: its first `created_partitions` (all of them when 0) on the default spread."""
+        first = t * self.partitions_per_topic
         return {self.tp(p): self.default_assignment(p)
-                for p in range(t * self.partitions_per_topic, (t + 1) * self.partitions_per_topic)}
+                for p in range(first, first + (self.created_partitions or self.partitions_per_topic))}

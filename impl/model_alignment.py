@@ -16,9 +16,12 @@ a line-by-line comparison of the model with the 2.6 branch (`um_after_offline_re
 Kafka's UpdateMetadata after replicas go offline, and the three below); the sequences that showed
 them are kept as regression tests of the agreement.
 
-None of the remaining switches is one of the model's documented abstractions (docs/model.md,
-"Abstractions and omissions": those need no switch, the implementation shares them, see
-docs/implementation.md). All are fidelity gaps of the model, reported to its owners:
+One switch is a documented abstraction that holds only under some configs:
+`no_partition_modifications_handlers` (docs/model.md, "Adding partitions": the model keeps the
+per-topic watches where partitions can be added), which `StepCluster` sets from the config. None of
+the others is one of the model's documented abstractions (docs/model.md, "Abstractions and
+omissions": those need no switch, the implementation shares them, see docs/implementation.md).
+They are fidelity gaps of the model, reported to its owners:
 
 * Bookkeeping: which requests are sent, which watches stay armed, which controller epoch a
   leader's ISR write carries (`watches_armed_only_where_model_arms`, `leader_isr_write_keeps_znode_controller_epoch`,
@@ -56,6 +59,12 @@ class ModelAlignment:
     #: one election, one LeaderAndIsr (model/controller.py
     #: `process_auto_preferred_replica_leader_election`).
     auto_rebalance_elects_all_at_once: bool = False
+    #: The model keeps the controller's data watches on `/brokers/topics/<t>`
+    #: (`PartitionModificationsHandler`) only in configs that can add partitions (docs/model.md,
+    #: "Adding partitions"): elsewhere their only effect is a `PartitionModifications` that finds no
+    #: new partition (after a reassignment's write of the topic) and re-arms the watch. With this
+    #: switch the controller registers none; `StepCluster` sets it from the config.
+    no_partition_modifications_handlers: bool = False
 
     @classmethod
     def model(cls) -> ModelAlignment:

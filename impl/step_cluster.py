@@ -20,6 +20,7 @@ mode. Nothing happens unless something calls one of its operations; which one ru
 | BrokerRequestControlledShutdown(b)| one ControlledShutdownRequest to the broker named in /controller |
 | BrokerShutdown(b)                 | `KafkaServer.shutdown()` (the session closes)                     |
 | AdminPreferredElection, AdminReassign, AdminReassignPartitions, AdminDeleteTopic, AdminCreateTopic, AdminMoveController | an admin session writes the znode |
+| AdminAddPartitions(t, replicas)   | the admin side of CreatePartitions (`AdminZkClient.add_partitions`) rewrites /brokers/topics/t |
 | AdminElectLeaders(p, unclean)     | an ElectLeaders request to the broker named in /controller: `controller.elect_leaders` |
 | AdminEnableUncleanElection(t)     | the admin writes /config/topics/t and a change notification; each running broker's config handler hears it |
 | SchedulerAutoRebalance(b)         | b's controller timer puts AutoPreferredReplicaLeaderElection      |
@@ -37,8 +38,11 @@ spread and every broker has just started.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import Any
 
 from kcm.impl import controller_events as ev
+from kcm.impl.admin_zk_client import AdminZkClient
 from kcm.impl.kafka_config import KafkaConfig
 from kcm.impl.kafka_server import ControlledShutdownState, KafkaServer
 from kcm.impl.kafka_zk_client import KafkaZkClient
@@ -66,12 +70,16 @@ class StepCluster:
                  delivery: Delivery = Delivery.IMMEDIATE) -> None:
         self.cfg = cfg
         self.layout = Layout.from_config(cfg)
+        alignment = ModelAlignment.model() if alignment is None else alignment
+        if alignment.no_partition_modifications_handlers:
+            # the model keeps these watches where partitions can be added (ModelAlignment)
+            alignment = alignment.only("no_partition_modifications_handlers", not cfg.adds_partitions)
         self.config = KafkaConfig(
             unclean_leader_election_enable=cfg.unclean_election,
             controlled_shutdown_max_retries=cfg.controlled_shutdown_max_retries,
             auto_leader_rebalance_enable=False,   # the Scheduler fires the timer (SchedulerAutoRebalance)
             flags=flags_for(cfg.variant),
-            alignment=ModelAlignment.model() if alignment is None else alignment)
+            alignment=alignment)
         self.zookeeper = MemoryZooKeeperServer(delivery)
         self.network = Network()
         self.timeline = Timeline()
@@ -83,6 +91,7 @@ class StepCluster:
         #: The answers ElectLeaders requests got, in order (partition -> new leader or error).
         self.elect_answers: list[dict[TopicPartition, int | Errors]] = []
         self.admin = KafkaZkClient(self.zookeeper.connect())
+        self.admin_zk = AdminZkClient(self.admin)
         self.admin.create_top_level_paths()
         for t in range(cfg.existing_topics):   # the others can be created later (AdminCreateTopic)
             self.admin.create_topic_assignment(self.layout.topics[t], self.layout.topic_assignment(t))
@@ -225,9 +234,15 @@ class StepCluster:
         """Create topic `t` with its partitions on `replicas` (one list per partition), or on the
         layout's default spread when `()` (the model's `AdminCreateTopic`)."""
         assignment = self.layout.topic_assignment(t)
-        if replicas:
-            assignment = {tp: tuple(r) for tp, r in zip(assignment, replicas)}
+        if replicas:   # the model's `()` for the partitions a creation leaves to be added
+            first = t * self.layout.partitions_per_topic
+            assignment = {self.layout.tp(first + i): tuple(r) for i, r in enumerate(replicas) if r}
         self.admin.create_topic_assignment(self.layout.topics[t], assignment)
+
+    def admin_add_partitions(self, t: int, replicas: tuple[tuple[int, ...], ...]) -> None:
+        """Add partitions to topic `t` on `replicas`, one list per new partition (the model's
+        `AdminAddPartitions`)."""
+        self.admin_zk.add_partitions(self.layout.topics[t], replicas)
 
     def admin_move_controller(self) -> None:
         self.admin.zookeeper.delete(ControllerZNode.path)
@@ -275,14 +290,22 @@ class StepCluster:
 
     def _spends(self, action: a.Action) -> bool:
         """Whether `action` spends its budget now: a dead broker's session expiring heals, and a
-        refused controlled shutdown retries for free (the model's `spec._SPENDS_WHEN`)."""
-        if type(action) is a.ZkSessionExpire:
-            return self.is_up(action.broker)
-        if type(action) is a.BrokerRequestControlledShutdown:
-            return self.server(action.broker).shutdown_state is ControlledShutdownState.NONE
-        return True
+        refused controlled shutdown retries for free (`SPENDS_WHEN`, the model's `spec._SPENDS_WHEN`
+        read on the implementation)."""
+        when = SPENDS_WHEN.get(type(action))
+        return when is None or when(self, action)
 
     def close(self) -> None:
         for server in self.servers.values():
             if server.alive:
                 server.crash()
+
+
+#: Per kind whose budget is spent only sometimes: when the implementation spends it. The model's
+#: `spec._SPENDS_WHEN`, read on the servers instead of the model's state; the kinds are the same
+#: (tests/impl/test_step_cluster_spends.py).
+SPENDS_WHEN: dict[type, Callable[[StepCluster, Any], bool]] = {
+    a.ZkSessionExpire: lambda c, act: c.is_up(act.broker),
+    a.BrokerRequestControlledShutdown:
+        lambda c, act: c.server(act.broker).shutdown_state is ControlledShutdownState.NONE,
+}

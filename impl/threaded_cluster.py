@@ -25,6 +25,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 
 from kcm.impl.abstraction import abstract
+from kcm.impl.admin_zk_client import AdminZkClient
 from kcm.impl.kafka_config import KafkaConfig
 from kcm.impl.kafka_server import KafkaServer
 from kcm.impl.kafka_zk_client import KafkaZkClient
@@ -206,6 +207,10 @@ class ThreadedCluster:
 
     def create_topic(self, topic: str, assignment: dict[int, tuple[int, ...]]) -> None:
         self.admin.create_topic_assignment(topic, {TopicPartition(topic, p): r for p, r in assignment.items()})
+
+    def add_partitions(self, topic: str, replicas: tuple[tuple[int, ...], ...]) -> None:
+        """The admin side of CreatePartitions: one new partition per replica list (`AdminZkClient`)."""
+        AdminZkClient(self.admin).add_partitions(topic, replicas)
 
     def delete_topic(self, topic: str) -> None:
         self.admin.create_delete_topic_path(topic)

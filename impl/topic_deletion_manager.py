@@ -37,6 +37,8 @@ class DeletionClient(Protocol):
 
     def send_metadata_update(self, partitions: list[TopicPartition]) -> None: ...
 
+    def mute_partition_modifications(self, topic: str) -> None: ...
+
 
 class TopicDeletionManager:
     def __init__(self, context: ControllerContext, replica_state_machine: ReplicaStateMachine,
@@ -131,6 +133,8 @@ class TopicDeletionManager:
 
     def _complete_delete_topic(self, topic: str) -> None:
         ctx = self._context
+        # "deregister partition change listener on the deleted topic" (TopicDeletionManager.scala line 242)
+        self._client.mute_partition_modifications(topic)
         successful = ctx.replicas_in_state(topic, R.ReplicaDeletionSuccessful)
         self._replicas.handle_state_changes(successful, R.NonExistentReplica)
         # kafka@2.6.x:core/src/main/scala/kafka/controller/TopicDeletionManager.scala

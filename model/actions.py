@@ -154,6 +154,22 @@ class AdminCreateTopic:
 
 
 @dataclass(frozen=True, slots=True)
+class AdminAddPartitions:
+    """An admin adds partitions to existing topic `topic`: `replicas` are the new partitions' replica
+    lists, in partition order after the topic's last assigned one. `AdminZkClient.addPartitions`
+    rewrites `/brokers/topics/<t>` with the old assignment and the new partitions
+    (`writeTopicPartitionAssignment(..., isUpdate = true)`, a `setData` at any version), which fires
+    the controller's `PartitionModificationsHandler`
+    (kafka@2.6.x:core/src/main/scala/kafka/zk/AdminZkClient.scala `addPartitions`, lines 184-223).
+    The CreatePartitions request refuses a topic with a partition being reassigned and brokers not
+    registered (kafka@2.6.x:core/src/main/scala/kafka/server/AdminManager.scala `createPartitions`,
+    lines 265-304); it does not look at `/admin/delete_topics`."""
+
+    topic: int
+    replicas: tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class AdminElectLeaders:
     """An operator asks for a leader election of `partition` through the AdminClient
     (`kafka-leader-election.sh --bootstrap-server`, KIP-460): `unclean` for
@@ -300,6 +316,7 @@ KINDS = (
     _admin(AdminReassignPartitions, "admin", "admin_reassign_partitions", Budget.REASSIGNMENTS, "reassignment"),
     _admin(AdminDeleteTopic, "admin", "admin_delete_topic", Budget.TOPIC_DELETIONS, "topic_deletion"),
     _admin(AdminCreateTopic, "admin", "admin_create_topic", Budget.TOPIC_CREATIONS, "topic_creation"),
+    _admin(AdminAddPartitions, "admin", "admin_add_partitions", Budget.PARTITION_ADDITIONS, "partition_addition"),
     _fault(AdminMoveController, "admin", "admin_move_controller", Budget.CONTROLLER_MOVES, "controller_move"),
     _admin(SchedulerAutoRebalance, "broker", "auto_rebalance", Budget.AUTO_REBALANCES, "auto_rebalance"),
     _fault(ZkLoseReply, "cpe", "run_event_losing_reply", Budget.LOST_ACKS, "lost_ack"),
@@ -317,8 +334,8 @@ KIND_OF: dict[type, ActionKind] = {k.cls: k for k in KINDS}
 Action = (BrokerStart | BrokerCrash | ZkSessionExpire | BrokerNoticeExpiry | ControllerProcessEvent
           | NetworkDeliver | LeaderShrinkIsr | LeaderExpandIsr | BrokerRequestControlledShutdown
           | BrokerShutdown | AdminPreferredElection | AdminReassign | AdminReassignPartitions | AdminDeleteTopic
-          | AdminCreateTopic | AdminMoveController | AdminElectLeaders | AdminEnableUncleanElection
-          | SchedulerAutoRebalance | ZkLoseReply | ZkConnectionLoss)
+          | AdminCreateTopic | AdminAddPartitions | AdminMoveController | AdminElectLeaders
+          | AdminEnableUncleanElection | SchedulerAutoRebalance | ZkLoseReply | ZkConnectionLoss)
 
 
 def kinds_of(*, role: Role | None = None, group: str | None = None) -> tuple[ActionKind, ...]:

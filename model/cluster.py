@@ -43,7 +43,8 @@ ZooKeeper (`Zk`) holds what the znodes hold (kafka@2.6.x:core/src/main/scala/kaf
   to true at run time (a dynamic topic config); the config's static `unclean_election` is the
   value of every topic without it.
 - `watches`: per broker, the one-shot watches it has armed (bitmask of `Watch` bits, plus one
-  `PARTITION_STATE` bit per partition for `PartitionReassignmentIsrChangeHandler`).
+  `PARTITION_STATE` bit per partition for `PartitionReassignmentIsrChangeHandler`, and one bit per
+  topic for the data watch on `/brokers/topics/<t>` of `PartitionModificationsHandler`).
 
 A broker (`Broker`) is its process (`up`), its belief about its ZooKeeper session, its broker
 epoch, its controller module (`active`, the `Context` caches, the event `queue`, the controlled
@@ -83,10 +84,17 @@ CONTROLLER_WATCHES = (Watch.BROKER_IDS | Watch.DELETE_TOPICS | Watch.ISR_CHANGE 
                       | Watch.TOPICS)
 #: Bit of the data watch on partition `p`'s state znode (PartitionReassignmentIsrChangeHandler).
 PARTITION_STATE_SHIFT = 8
+#: Bit of the data watch on topic `t`'s `/brokers/topics/<t>` (PartitionModificationsHandler), past
+#: the partition-state bits of the largest config (3 topics of 3 partitions: model/config.py).
+TOPIC_SHIFT = PARTITION_STATE_SHIFT + 9
 
 
 def partition_watch(p: int) -> int:
     return 1 << (PARTITION_STATE_SHIFT + p)
+
+
+def topic_watch(t: int) -> int:
+    return 1 << (TOPIC_SHIFT + t)
 
 
 class PartitionZnode(NamedTuple):
@@ -140,12 +148,14 @@ class EventKind(IntEnum):
     TopicDeletion = 12
     TopicDeletionStopReplicaResponseReceived = 13
     TopicChange = 14
-    TopicUncleanLeaderElectionEnable = 15
+    PartitionModifications = 15
+    TopicUncleanLeaderElectionEnable = 16
 
 
 class Event(NamedTuple):
     """A queued controller event; `a` and `b` are its arguments (-1 when unused):
     ControlledShutdown(a=broker, b=broker epoch), PartitionReassignmentIsrChange(a=partition),
+    PartitionModifications(a=topic),
     TopicDeletionStopReplicaResponseReceived(a=broker, b=partitions bitmask, negative for
     per-partition errors, which the model does not produce), ReplicaLeaderElection(a=partition,
     b=`ElectionType`) for the AdminClient's request (a=-1: the ZooKeeper-triggered one),
@@ -329,8 +339,9 @@ class Budget(IntEnum):
     TOPIC_CREATIONS = 9
     LOST_ACKS = 10
     CONNECTION_LOSSES = 11
-    ELECT_LEADERS = 12
-    UNCLEAN_ELECTION_ENABLES = 13
+    PARTITION_ADDITIONS = 12
+    ELECT_LEADERS = 13
+    UNCLEAN_ELECTION_ENABLES = 14
 
 
 class Ghost(IntEnum):

@@ -43,8 +43,11 @@ class ModelConfig:
     topics: int = 1
     #: How many of the topics exist at the start; the others can be created (`max_topic_creations`).
     initial_topics: int = -1
-    #: Partitions per topic.
+    #: Partitions per topic: the most a topic can have.
     partitions: int = 1
+    #: How many of its `partitions` a topic has when it is created (and at the start); the others
+    #: can be added (`max_partition_additions`). -1: all of them.
+    created_partitions: int = -1
     #: Replicas per partition (`replication.factor`), placed on distinct brokers.
     replication_factor: int = 2
     #: `unclean.leader.election.enable` per topic (one value applies to every topic) at the start;
@@ -90,6 +93,11 @@ class ModelConfig:
     #: Topic creations (a topic not yet created, or a deleted one created again), each on a
     #: placement Kafka's creation can choose (model/placement.py).
     max_topic_creations: int = 0
+    #: Partition additions (`AdminAddPartitions`: `kafka-topics.sh --alter --partitions`) to a
+    #: topic that has fewer than `partitions`; the controller's per-topic watch on
+    #: `/brokers/topics/<t>` is modelled in the configs that may add partitions (docs/model.md,
+    #: "Adding partitions").
+    max_partition_additions: int = 0
     #: Auto leader rebalance (`auto.leader.rebalance.enable`), bounded like an admin operation.
     max_auto_rebalances: int = 0
     #: An operator deleting `/controller` to force a re-election (the V4 scenario needs it).
@@ -105,8 +113,8 @@ class ModelConfig:
     #: Bounds across kinds: how many faults (broker crash, session expiry, leader ISR shrink,
     #: controller move, lost ack, that is a lost ZooKeeper reply, and connection loss) and how
     #: many admin operations (controlled shutdown, preferred election, reassignment, topic
-    #: deletion, topic creation, auto rebalance, elect leaders, unclean election enable: switching it
-    #: on) one run may have in all; -1 for no bound beyond
+    #: deletion, topic creation, partition addition, auto rebalance, elect leaders, unclean election
+    #: enable: switching it on) one run may have in all; -1 for no bound beyond
     #: the per-kind ones. They keep "every feature on" configs exhaustible.
     max_faults: int = -1
     #: Admin operations in all; -1 for no bound beyond the per-kind ones.
@@ -183,6 +191,17 @@ class ModelConfig:
         return 1 + max([own, *runs]) + _LOOP_SLACK
 
     @property
+    def created_count(self) -> int:
+        """The partitions a topic has when created (`created_partitions`, all of them when -1)."""
+        return self.partitions if self.created_partitions < 0 else self.created_partitions
+
+    @property
+    def adds_partitions(self) -> bool:
+        """Some run of this config may add partitions: only then does the controller's watch on
+        each `/brokers/topics/<t>` matter (docs/model.md, "Adding partitions")."""
+        return self.max_partition_additions > 0 or any("partition_addition" in run for run in self.overlapping)
+
+    @property
     def existing_topics(self) -> int:
         """The topics that exist at the start (`initial_topics`, all of them when -1)."""
         return self.topics if self.initial_topics < 0 else self.initial_topics
@@ -196,6 +215,9 @@ class ModelConfig:
                 raise ConfigError(
                     f"{where}: field `{name}` = {value} is out of range; allowed {lo}..{hi_value}"
                     + (_RANGE_WHY.get(name, "")))
+        if self.created_partitions == 0:
+            raise ConfigError(f"{where}: field `created_partitions` = 0; a topic has at least one partition "
+                              f"(allowed 1..partitions, or -1 for all {self.partitions})")
         if self.variant and self.variant not in ALL_VARIANTS:
             raise ConfigError(f"{where}: field `variant` = {self.variant!r} is not a known variant; "
                               f"choose one of {', '.join(ALL_VARIANTS)} or leave it empty")
@@ -242,6 +264,7 @@ _RANGES: dict[str, tuple[int, Any]] = {
     "topics": (1, 3),
     "initial_topics": (-1, lambda c: c.topics),
     "partitions": (1, 3),
+    "created_partitions": (-1, lambda c: c.partitions),
     "replication_factor": (1, lambda c: c.brokers),
     "max_broker_crashes": (0, 4),
     "max_session_expiries": (0, 4),
@@ -254,6 +277,7 @@ _RANGES: dict[str, tuple[int, Any]] = {
     "reassign_partitions_at_once": (1, lambda c: min(3, c.topics * c.partitions)),
     "max_topic_deletions": (0, lambda c: c.topics),
     "max_topic_creations": (0, lambda c: c.topics),
+    "max_partition_additions": (0, 2),
     "max_auto_rebalances": (0, 3),
     "max_controller_moves": (0, 2),
     "max_elect_leaders": (0, 2),
@@ -275,6 +299,7 @@ _RANGE_WHY = {
 #: The upper bounds that depend on other fields, as the config reference prints them.
 _BOUND_TEXT = {
     "initial_topics": "topics",
+    "created_partitions": "partitions",
     "replication_factor": "brokers",
     "reassign_partitions_at_once": "min(3, topics × partitions)",
     "max_topic_deletions": "topics",

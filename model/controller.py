@@ -32,6 +32,8 @@ Events (`EventKind`) and their handlers:
     TopicDeletion, TopicDeletionStopReplicaResponseReceived   deletion (topic_deletion.py)
     TopicChange               forget deleted topics (removeTopic); a (re-)created topic:
                               onNewPartitionCreation
+    PartitionModifications    partitions added to a topic: onNewPartitionCreation, or, for a
+                              topic queued for deletion, the old assignment written back
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from kcm.model.cluster import (
     NO_ZNODE,
     NONE,
     PARTITION_STATE_SHIFT,
+    TOPIC_SHIFT,
     ApiError,
     Context,
     ElectionType,
@@ -53,6 +56,7 @@ from kcm.model.cluster import (
     empty_context,
     mask_of,
     partition_watch,
+    topic_watch,
 )
 from kcm.model.reassignment import ReassignmentMixin
 from kcm.model.state_machines import RequestBatch, StateMachinesMixin, Strategy
@@ -234,6 +238,10 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         # 3. initializeControllerContext (reading the children arms the broker and topic watches)
         w.arm(self.me, Watch.BROKER_IDS | Watch.TOPICS)
         zk = self.zk
+        if w.cfg.adds_partitions:
+            # `registerPartitionModificationsHandlers(allTopics)`, then `getFullReplicaAssignmentForTopics`
+            # reads each `/brokers/topics/<t>`, which arms its data watch (lines 729-731)
+            w.arm(self.me, mask_of(TOPIC_SHIFT + t for t in range(w.cfg.topics) if zk.assignment[t * w.ppt]))
         self.live = mask_of(b for b in range(w.nb) if zk.broker_epochs[b])
         self.broker_epochs = list(zk.broker_epochs)
         self.assignment = list(zk.assignment)
@@ -686,10 +694,18 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         w = self.w
         w.arm(self.me, Watch.TOPICS)
         zk = self.zk
-        new = [p for p in range(w.np) if zk.assignment[p] and not self.assignment[p]]
+        # `newTopics = topics -- controllerContext.allTopics`: a partition added to a known topic is
+        # not new here (its PartitionModifications creates it)
+        new_topics = [t for t in range(w.cfg.topics)
+                      if zk.assignment[t * w.ppt] and not any(self.assignment[p] for p in w.partitions_of_topic(t))]
+        new = [p for t in new_topics for p in w.partitions_of_topic(t) if zk.assignment[p]]
         deleted = [t for t in range(w.cfg.topics)
                    if any(self.assignment[p] for p in w.partitions_of_topic(t))
                    and not any(zk.assignment[p] for p in w.partitions_of_topic(t))]
+        if w.cfg.adds_partitions and new_topics:
+            # `registerPartitionModificationsHandlers(newTopics)`; `getFullReplicaAssignmentForTopics(newTopics)`
+            # arms their data watches (lines 1439-1440)
+            w.arm(self.me, mask_of(TOPIC_SHIFT + t for t in new_topics))
         for t in deleted:
             self.remove_topic(t)
         for p in new:
@@ -697,6 +713,55 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
             self.adding[p], self.removing[p] = zk.adding[p], zk.removing[p]
         if new:
             self.on_new_partition_creation(new)
+
+    def process_partition_modifications(self, event: Event) -> None:
+        """`processPartitionModifications(topic)` (kafka@2.6.x:core/src/main/scala/kafka/controller/
+        KafkaController.scala lines 1463-1505): the partitions of `/brokers/topics/<t>` the context
+        has no assignment for are new. A topic queued for deletion gets its old assignment back
+        (`restorePartitionReplicaAssignment`) and no partition is created; otherwise the new
+        partitions are cached and created (`onNewPartitionCreation`)."""
+        if not self.active:                                         # if (!isActive) return
+            return
+        w = self.w
+        t = event.a
+        zk = self.zk
+        ps = w.partitions_of_topic(t)
+        if zk.assignment[t * w.ppt]:
+            # `getFullReplicaAssignmentForTopics(Set(topic))` reads the znode: the registered
+            # handler's watch is armed again (a read of a missing znode arms nothing)
+            w.arm(self.me, topic_watch(t))
+        # `partitionsToBeAdded = ... controllerContext.partitionReplicaAssignment(tp).isEmpty`
+        to_add = [p for p in ps if zk.assignment[p] and not self.assignment[p]]
+        if self.is_topic_queued_for_deletion(t):
+            if to_add:
+                # "Skipping adding partitions ... since it is currently being deleted"
+                self.restore_partition_replica_assignment(t)
+            # else "Ignoring partition change during topic deletion as no new partitions are added"
+        elif to_add:
+            for p in to_add:                        # updatePartitionFullReplicaAssignment
+                self.assignment[p] = zk.assignment[p]
+                self.adding[p], self.removing[p] = zk.adding[p], zk.removing[p]
+            self.on_new_partition_creation(to_add)
+
+    def restore_partition_replica_assignment(self, t: int) -> None:
+        """`restorePartitionReplicaAssignment` (lines 1464-1480): the partitions of the znode that
+        have a child under `/brokers/topics/<t>/partitions` (created by a partition-state write:
+        the model's state znode) keep the context's full assignment; every other one, the added
+        partitions among them, leaves the znode. A fenced `setTopicAssignment`; the data change
+        fires this controller's own watch again (then "Ignoring partition change")."""
+        w = self.w
+        zk = self.zk
+        existing = [p for p in w.partitions_of_topic(t) if zk.assignment[p] and zk.partitions[p] != NO_ZNODE]
+        w.check_epoch(self.me, self.epoch)
+        self.mark_zk_write()
+        assignment, adding, removing = list(zk.assignment), list(zk.adding), list(zk.removing)
+        for p in w.partitions_of_topic(t):
+            keep = p in existing
+            assignment[p] = self.assignment[p] if keep else ()
+            adding[p] = self.adding[p] if keep else ()
+            removing[p] = self.removing[p] if keep else ()
+        w.zk = zk._replace(assignment=tuple(assignment), adding=tuple(adding), removing=tuple(removing))
+        w.fire_topic(t)
 
     def remove_topic(self, t: int) -> None:
         """`ControllerContext.removeTopic` as Kafka 2.6 has it (kafka@2.6.x:core/src/main/scala/kafka/
@@ -737,6 +802,7 @@ _HANDLERS = {
     EventKind.TopicDeletion: Controller.process_topic_deletion,
     EventKind.TopicDeletionStopReplicaResponseReceived: Controller.process_topic_deletion_stop_replica_response,
     EventKind.TopicChange: Controller.process_topic_change,
+    EventKind.PartitionModifications: Controller.process_partition_modifications,
     EventKind.TopicUncleanLeaderElectionEnable: Controller.process_topic_unclean_leader_election_enable,
 }
 assert set(_HANDLERS) == set(EventKind), "every event kind has a handler"

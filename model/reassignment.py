@@ -166,14 +166,29 @@ class ReassignmentMixin(ControllerBase):
         self.handle_replica_state_changes(replicas, R.NonExistentReplica)
 
     def update_replica_assignment(self, p: int) -> None:
-        """`setTopicAssignmentRaw`, fenced: persist RS, AR, RR of partition `p`."""
+        """`setTopicAssignmentRaw`, fenced: persist RS, AR, RR of partition `p`.
+
+        Kafka writes the whole topic from the context, `partitionFullReplicaAssignmentForTopic(topic)`
+        with `p`'s new entry (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
+        `updateReplicaAssignmentForPartition`, lines 849-863): a partition added in ZooKeeper whose
+        `PartitionModifications` this controller has not processed yet is written away. In configs
+        that cannot add partitions the other partitions' entries are written as ZooKeeper has them,
+        and the data change fires no modelled watch (`World.fire_topic`)."""
         w = self.w
         w.check_epoch(self.me, self.epoch)
         self.mark_zk_write()
         zk = w.zk
-        w.zk = zk._replace(assignment=put(zk.assignment, p, self.assignment[p]),
-                           adding=put(zk.adding, p, self.adding[p]),
-                           removing=put(zk.removing, p, self.removing[p]))
+        if not w.cfg.adds_partitions:
+            w.zk = zk._replace(assignment=put(zk.assignment, p, self.assignment[p]),
+                               adding=put(zk.adding, p, self.adding[p]),
+                               removing=put(zk.removing, p, self.removing[p]))
+            return
+        assignment, adding, removing = list(zk.assignment), list(zk.adding), list(zk.removing)
+        t = w.topic_of(p)
+        for q in w.partitions_of_topic(t):
+            assignment[q], adding[q], removing[q] = self.assignment[q], self.adding[q], self.removing[q]
+        w.zk = zk._replace(assignment=tuple(assignment), adding=tuple(adding), removing=tuple(removing))
+        w.fire_topic(t)
 
     def remove_partition_from_reassigning(self, p: int) -> None:
         self.w.disarm(self.me, partition_watch(p))

@@ -39,6 +39,7 @@ from kcm.model.actions import (
     FAULT_BUDGETS,
     KIND_OF,
     KINDS,
+    AdminAddPartitions,
     AdminCreateTopic,
     AdminDeleteTopic,
     AdminElectLeaders,
@@ -78,6 +79,7 @@ from kcm.model.cluster import (
     Watch,
     Zk,
     empty_context,
+    mask_of,
 )
 from kcm.model.config import ModelConfig
 from kcm.model.controller import Controller
@@ -93,9 +95,14 @@ def default_assignment(cfg: ModelConfig, p: int) -> tuple[int, ...]:
 
 def topic_placements(cfg: ModelConfig, t: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
     """Every placement Kafka's creation can give topic `t` (model/placement.py), the spread of
-    `default_assignment` first."""
-    first = tuple(default_assignment(cfg, p) for p in range(t * cfg.partitions, (t + 1) * cfg.partitions))
-    return placements(cfg.brokers, cfg.partitions, cfg.replication_factor, first)
+    `default_assignment` first. A topic is created with `created_count` of its partitions: the
+    others have no replicas (`()`) until partitions are added."""
+    created = cfg.created_count
+    first = tuple(default_assignment(cfg, p) for p in range(t * cfg.partitions, t * cfg.partitions + created))
+    found = placements(cfg.brokers, created, cfg.replication_factor, first)
+    if created == cfg.partitions:
+        return found
+    return tuple(placement + ((),) * (cfg.partitions - created) for placement in found)
 
 
 def init_states(cfg: ModelConfig) -> tuple[Cluster, ...]:
@@ -378,8 +385,12 @@ def enabled_actions(cfg: ModelConfig, state: Cluster, tables: Tables | None = No
         # The admin actions depend on the budgets and on ZooKeeper's admin state only.
         admin_key: tuple = (left.left, zk.assignment, not zk.preferred, not any(zk.reassign), zk.delete_topics,
                             has_controller)
-        if left.left[Budget.UNCLEAN_ELECTION_ENABLES]:
-            admin_key += (zk.unclean_topics,)
+        if left.left[Budget.UNCLEAN_ELECTION_ENABLES] or left.left[Budget.PARTITION_ADDITIONS]:
+            # `_AdminView`'s optional fields, in order; each is read only while its budget is left.
+            admin_key += (zk.unclean_topics if left.left[Budget.UNCLEAN_ELECTION_ENABLES] else 0,)
+            if left.left[Budget.PARTITION_ADDITIONS]:
+                admin_key += (mask_of(p for p, a in enumerate(zk.adding) if a or zk.removing[p]),
+                              mask_of(b for b, e in enumerate(zk.broker_epochs) if e))
         admin = tables.admin.get(admin_key)
         if admin is None:
             if len(tables.admin) > 1 << 14:
@@ -429,6 +440,10 @@ class _AdminView(NamedTuple):
     has_controller: bool
     #: `unclean_topics`, read only when an unclean election switch may be spent.
     unclean_topics: int = 0
+    #: The partitions being reassigned (`adding` or `removing` in `/brokers/topics`) and the
+    #: registered brokers (`/brokers/ids`), read only when a partition addition may be spent.
+    reassigning: int = 0
+    registered: int = 0
 
 
 def _preferred_elections(cfg: ModelConfig, v: _AdminView) -> Iterable:
@@ -466,6 +481,24 @@ def _topic_creations(cfg: ModelConfig, v: _AdminView) -> Iterable:
     return (AdminCreateTopic(t, replicas) for t in range(cfg.topics)
             if not _topic_exists(cfg, v, t) and not v.delete_topics >> t & 1
             for replicas in topic_placements(cfg, t))
+
+
+def _partition_additions(cfg: ModelConfig, v: _AdminView) -> Iterable:
+    """An existing topic with room for more partitions and none of them being reassigned
+    (`ReassignmentInProgressException`): one or more new partitions, each on `replication_factor`
+    distinct registered brokers (the brokers `createPartitions` knows, `getBrokerMetadatas`; the
+    operator may give any such assignment, `validateReplicaAssignment`). kafka@2.6.x:core/src/main/
+    scala/kafka/server/AdminManager.scala `createPartitions`, lines 265-304."""
+    brokers = [b for b in range(cfg.brokers) if v.registered >> b & 1]
+    lists = list(itertools.permutations(brokers, cfg.replication_factor))
+    for t in range(cfg.topics):
+        ps = range(t * cfg.partitions, (t + 1) * cfg.partitions)
+        if not _topic_exists(cfg, v, t) or any(v.reassigning >> p & 1 for p in ps):
+            continue
+        room = sum(1 for p in ps if not v.assignment[p])
+        for k in range(1, room + 1):
+            for replicas in itertools.product(lists, repeat=k):
+                yield AdminAddPartitions(t, replicas)
 
 
 def _controller_moves(cfg: ModelConfig, v: _AdminView) -> Iterable:
@@ -506,6 +539,7 @@ _ADMIN_GUARDS: tuple[tuple[type, Callable[[ModelConfig, _AdminView], Iterable]],
     (AdminReassignPartitions, _multi_reassignments),
     (AdminDeleteTopic, _topic_deletions),
     (AdminCreateTopic, _topic_creations),
+    (AdminAddPartitions, _partition_additions),
     (AdminMoveController, _controller_moves),
     (AdminElectLeaders, _elect_leaders),
     (AdminEnableUncleanElection, _unclean_election_enables),
@@ -624,9 +658,23 @@ def _create_topic(w: World, a: AdminCreateTopic) -> None:
     zk = w.zk
     assignment = list(zk.assignment)
     for i, p in enumerate(w.partitions_of_topic(a.topic)):
-        assignment[p] = a.replicas[i] if a.replicas else default_assignment(w.cfg, p)
+        assignment[p] = a.replicas[i] if a.replicas else (
+            default_assignment(w.cfg, p) if i < w.cfg.created_count else ())
     w.zk = zk._replace(assignment=tuple(assignment))
     w.fire(Watch.TOPICS, Event(EventKind.TopicChange))
+
+
+def _add_partitions(w: World, a: AdminAddPartitions) -> None:
+    """`AdminZkClient.addPartitions`: `/brokers/topics/<t>` rewritten with the new partitions after
+    the last assigned one (`writeTopicPartitionAssignment(..., isUpdate = true)`); the data change
+    fires the controller's `PartitionModificationsHandler`."""
+    zk = w.zk
+    assignment = list(zk.assignment)
+    new = [p for p in w.partitions_of_topic(a.topic) if not assignment[p]][:len(a.replicas)]
+    for p, replicas in zip(new, a.replicas, strict=True):
+        assignment[p] = replicas
+    w.zk = zk._replace(assignment=tuple(assignment))
+    w.fire_topic(a.topic)
 
 
 def _move_controller(w: World, a: AdminMoveController) -> None:
@@ -673,6 +721,7 @@ _EFFECTS: dict[type, Callable[[World, Any], None]] = {
     AdminReassignPartitions: _reassign_partitions,
     AdminDeleteTopic: _delete_topic,
     AdminCreateTopic: _create_topic,
+    AdminAddPartitions: _add_partitions,
     AdminMoveController: _move_controller,
     AdminElectLeaders: _elect_leaders_request,
     AdminEnableUncleanElection: _enable_unclean_election,

@@ -12,7 +12,7 @@ or a new controller takes over. When all are Successful: NonExistent, and the to
 
 from __future__ import annotations
 
-from kcm.model.cluster import NO_ZNODE, Event, EventKind, Watch, partition_watch
+from kcm.model.cluster import NO_ZNODE, Event, EventKind, Watch, partition_watch, topic_watch
 from kcm.model.controller_protocol import ControllerBase
 from kcm.model.states import PartitionState as P
 from kcm.model.states import ReplicaState as R
@@ -87,10 +87,21 @@ class TopicDeletionMixin(ControllerBase):
                   for r in self._replicas_in_state(t, R.ReplicaDeletionIneligible)]
         self.handle_replica_state_changes(failed, R.OfflineReplica)
 
+    def _partitions_for_topic(self, t: int) -> list[int]:
+        """`controllerContext.partitionsForTopic(topic)`: the topic's partitions with an assignment
+        in the context, so not the partitions a config leaves to be added and nobody has added yet
+        (kafka@2.6.x:core/src/main/scala/kafka/controller/ControllerContext.scala lines 232-236).
+        A topic the context has forgotten altogether (`removeTopic` through TopicChange) keeps all
+        its partitions here, as the model has always had it (Kafka would name none)."""
+        ps = self.w.partitions_of_topic(t)
+        if not any(self.assignment[p] for p in ps):
+            return list(ps)
+        return [p for p in ps if self.assignment[p]]
+
     def on_topic_deletion(self, topics: int) -> None:
         unseen = topics & ~self.topics_deletion_started
         if unseen:
-            partitions = [p for t in range(self.w.cfg.topics) if unseen >> t & 1 for p in self.w.partitions_of_topic(t)]
+            partitions = [p for t in range(self.w.cfg.topics) if unseen >> t & 1 for p in self._partitions_for_topic(t)]
             self.handle_partition_state_changes(partitions, P.OfflinePartition)
             self.handle_partition_state_changes(partitions, P.NonExistentPartition)
             self.topics_deletion_started |= unseen
@@ -143,6 +154,9 @@ class TopicDeletionMixin(ControllerBase):
         self.topics_to_delete &= ~(1 << t)
         self.topics_deletion_started &= ~(1 << t)
         w = self.w
+        # `client.mutePartitionModifications(topic)`: the topic's PartitionModificationsHandler is
+        # unregistered (TopicDeletionManager.scala line 242)
+        w.disarm(self.me, topic_watch(t))
         w.check_epoch(self.me, self.epoch)
         self.mark_zk_write()
         zk = w.zk
@@ -162,6 +176,7 @@ class TopicDeletionMixin(ControllerBase):
         # a TopicChange made it forget it) fires no watch
         if any(zk.assignment[p] for p in w.partitions_of_topic(t)):
             w.fire(Watch.TOPICS, Event(EventKind.TopicChange))
+            w.fire_topic(t, deleted=True)
         if zk.delete_topics >> t & 1:
             w.fire(Watch.DELETE_TOPICS, Event(EventKind.TopicDeletion))
         # then `controllerContext.removeTopic(topic)` (allTopics, partitionAssignments,

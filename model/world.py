@@ -38,6 +38,7 @@ from kcm.model.cluster import (
     Zk,
     partition_watch,
     put,
+    topic_watch,
 )
 from kcm.model.config import ModelConfig
 from kcm.model.variants import Flags
@@ -154,6 +155,16 @@ class World:
 
     def fire_partition_state(self, p: int) -> None:
         self.fire(partition_watch(p), Event(EventKind.PartitionReassignmentIsrChange, p))
+
+    def fire_topic(self, t: int, deleted: bool = False) -> None:
+        """`/brokers/topics/<t>` written (or `deleted`): the data watch of `PartitionModificationsHandler`
+        puts `PartitionModifications(t)` (`handleDataChange`; a deletion spends the watch, the
+        handler has no `handleDeletion`: kafka@2.6.x:core/src/main/scala/kafka/controller/
+        KafkaController.scala lines 1931-1935). Modelled only in configs that may add partitions
+        (`ModelConfig.adds_partitions`): elsewhere no handler finds a new partition, and its event
+        would only re-arm its own watch (docs/model.md, "Adding partitions")."""
+        if self.cfg.adds_partitions:
+            self.fire(topic_watch(t), None if deleted else Event(EventKind.PartitionModifications, t))
 
     # ---- ZooKeeper writes ------------------------------------------------------------------
 

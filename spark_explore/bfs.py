@@ -211,7 +211,7 @@ class _SparkExplorer:
         self.steps = tuple(p for p in props if isinstance(p, AlwaysStep))
         self.goals = tuple(p for p in props if isinstance(p, Sometimes))
         self.all_goals = self.goals
-        self.kinds = {p.name: p.kind for p in props if not isinstance(p, Sometimes)}
+        self.kinds = {p.name: p.kind for p in props if not isinstance(p, Sometimes)} | {DEADLOCK: DEADLOCK}
         self.check_deadlock = opts.check_deadlock and deadlock
         self.checked = tuple(p.name for p in props) + ((DEADLOCK,) if self.check_deadlock else ())
         self.symmetric = opts.symmetry and model.has_symmetry
@@ -616,4 +616,5 @@ class _SparkExplorer:
             reason=self.reason, engine="spark", extra={"spark": spark},
             known_violations=tuple(Violation(name, kind, trace_of(model, self.inits, path))
                                    for name, kind, path in self.known_found),
-            known_reasons={name: self.known[name].reason for name, _, _ in self.known_found})
+            known_reasons={name: self.known[name].reason for name, _, _ in self.known_found},
+            known_as=model.known_as)

@@ -48,9 +48,10 @@ deterministic:
   the driver picks the same first violation (`bfs.py`).
 - A violation of a property the model lists as known behaviour of the system
   (`Model.known_violations`) is classified where it is found, by the property's
-  `KnownViolation.matches` on the violating edge (the trace, if it asks, replayed from the path):
-  excused ones are reported apart (`known_step_events`, `known_events`, the first of each
-  property), any other as a violation, and the property stays checked either way.
+  `KnownViolation.matches` on the violating edge (a deadlock's is `(state, None, state)`; the
+  trace, if it asks, replayed from the path): excused ones are reported apart
+  (`known_step_events`, `known_events`, the first of each property), any other as a violation,
+  and the property stays checked either way.
 
 Stages. `expand_partition` (the map side of the level's one shuffle) sorts its frontier by path,
 and for each state decodes it and calls `model.successors` once; per edge it checks the transition
@@ -87,7 +88,7 @@ from typing import Any
 
 from kcm.checker.engine.collector import pausing_collector
 from kcm.checker.engine.contract import Always, AlwaysStep, KnownViolation, Model, Sometimes
-from kcm.checker.engine.result import Trace
+from kcm.checker.engine.result import DEADLOCK, Trace
 from kcm.spark_explore.codec import ModelCodec, StateCodec, state_codec
 from kcm.spark_explore.fpset import FingerprintSet
 from kcm.spark_explore.spec import ModelSpec, load_model
@@ -406,21 +407,27 @@ def expand_partition(task: LevelTask, report: Callable[[list], None], index: int
         out.generated += n
         outdegrees[n] = outdegrees.get(n, 0) + 1
         if n == 0 and task.deadlock:
-            _dead_end(model, s, path, out)
+            _dead_end(model, known.get(DEADLOCK), s, path, out)
     out.seconds = time.perf_counter() - started
     report([((task.level, EXPAND, index), out)])
 
 
-def _dead_end(model, s, path: tuple, out: ExpandSummary) -> None:
+def _dead_end(model, known: KnownViolation | None, s, path: tuple, out: ExpandSummary) -> None:
     """State `s` (at `path`) has no successor: a deadlock unless it is terminal or a bound of the
     model cut every healing step of it, a state constraint (`Model.pruned`) that is counted, as the
-    sequential explorer counts it (`Stats.cut`), and is not a deadlock."""
+    sequential explorer counts it (`Stats.cut`), and is not a deadlock. A deadlock the model's
+    known behaviour explains (`known`, asked of the edge `(s, None, s)` as sequentially) is kept
+    apart, the partition's first one, like a transition invariant's."""
     if model.is_terminal(s):
         return
     if model.pruned(s):
         out.cut += 1
+        return
+    event = (path + (DEADLOCK_SLOT,), DEADLOCK_PHASE, 0)
+    if known is not None and _excused(model, known, s, None, s, path):
+        out.known_step_events.setdefault(DEADLOCK, event)
     elif out.deadlock is None:
-        out.deadlock = (path + (DEADLOCK_SLOT,), DEADLOCK_PHASE, 0)
+        out.deadlock = event
 
 
 @pausing_collector

@@ -432,7 +432,7 @@ class _Explorer:
 
         known = self.known.get(name)
         if known is not None and known.matches(state, action, next_state, lazy):
-            # Known behaviour of the system (e.g. a listed Kafka 2.6 Finding): keep its first,
+            # Known behaviour of the modelled system (one the model lists): keep its first,
             # hence shortest, trace; it neither stops the run nor hides others, and the
             # property stays checked, since a later violation of it may be another one.
             if name not in self.known_names:
@@ -537,4 +537,5 @@ class _Explorer:
             stats=stats, coverage=coverage, symmetry=self.symmetric, checked=self.checked,
             reason=self.reason, extra=extra, known_violations=tuple(self.known_found),
             known_reasons={v.name: self.known[v.name].reason for v in self.known_found},
+            known_as=model.known_as,
         )

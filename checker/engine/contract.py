@@ -22,8 +22,10 @@ interchangeable ids; the identity when the model has no symmetry), the table edg
 (`edges_taken`, for coverage), whether a state with no enabled action is a legal end
 (`is_terminal`, else it is a deadlock), which steps heal and which states are settled
 (`is_healing`, `is_quiescent`, for the liveness checker) and the livelocks known in the modelled
-system (`known_loops`), the action kinds (`action_names`, so that coverage lists
-the ones never enabled), and a readable and an ITF rendering of states and actions.
+system (`known_loops`), what the reports call the known behaviours (`known_as`: the system and
+version they belong to, which the engine itself never names), the action kinds (`action_names`,
+so that coverage lists the ones never enabled), and a readable and an ITF rendering of states and
+actions.
 
 This module is pure and stdlib-only, like everything of the engine it belongs to; the Kafka model
 implements the interface, and so do the tests' toy models.
@@ -112,6 +114,23 @@ class KnownViolation:
     #: Why the system breaks it (the model's finding), printed beside each violation excused.
     reason: str
     matches: Callable[[Any, Any, Any, LazyTrace], bool]
+
+
+@dataclass(frozen=True)
+class KnownAs:
+    """What the behaviours a model lists as known (`known_violations`, `known_loops`) are the
+    behaviour of, in the words every report uses (`Model.known_as`): `name` where one outcome is
+    said ("known <name> behaviour: <the Finding>"), `brief` where a line counts or lists them
+    ("2 known <brief> behaviours", "known <brief> loop"); `name` when `brief` is empty. A model
+    that names nothing gets "known behaviour" and "known loop"."""
+
+    name: str = ""
+    brief: str = ""
+
+    def words(self, what: str = "behaviour", *, brief: bool = False) -> str:
+        """"known <name> <what>", or with `brief` the brief label; "known <what>" unnamed."""
+        label = (self.brief or self.name) if brief else self.name
+        return f"known {label} {what}" if label else f"known {what}"
 
 
 # ---- what partial-order reduction needs (`Model.por_info`, `kcm.checker.engine.por`) -----------------
@@ -251,6 +270,8 @@ class Model(Generic[State, Action]):
     name: str = "model"
     #: Whether `representative` is a real symmetry reduction (reports say so; tests compare counts).
     has_symmetry: bool = False
+    #: What its known behaviours are the behaviour of, as reports say it (`KnownAs`).
+    known_as: KnownAs = KnownAs()
 
     def init_states(self) -> Sequence[State]:
         raise NotImplementedError

@@ -73,7 +73,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kcm.checker.engine.contract import Model
+from kcm.checker.engine.contract import KnownAs, Model
 from kcm.checker.engine.graph import (
     ExploredGraph,
     choose_backend,
@@ -154,6 +154,8 @@ class LivenessResult:
     backend: str = ""
     duration_s: float = 0.0
     reason: str = ""
+    #: What the model calls its known behaviours (`Model.known_as`): the words its known loops are listed with.
+    known_as: KnownAs = KnownAs()
 
     def summary_lines(self) -> list[str]:
         if self.verdict == "not checked":
@@ -177,8 +179,8 @@ class LivenessResult:
                 if v.loop is not None
                 else f"violated: no healing run settles the state reached in {_n(v.trace_length or 0)}")))
         for k in self.known:
-            lines.append(f"  known 2.6 loop '{k.known}' ({k.finding}, breaks {k.breaks}): {_n(k.prefix_length)} "
-                         f"to a cycle of {_n(k.cycle_length)} (listed, not a violation)")
+            lines.append(f"  {self.known_as.words('loop', brief=True)} '{k.known}' ({k.finding}, breaks {k.breaks}): "
+                         f"{_n(k.prefix_length)} to a cycle of {_n(k.cycle_length)} (listed, not a violation)")
         return lines
 
 
@@ -261,6 +263,7 @@ def check_liveness(model: Model, graph: ExploredGraph | None, *, backend: str = 
         checked=tuple(checked), undecided_states=undecided_states, quotient=getattr(model, "quotient", ""),
         nodes=graph.nodes, edges=graph.edges, healing_edges=healing_edges,
         graph_bytes=graph.nbytes(), backend=chosen, duration_s=time.perf_counter() - started,
+        known_as=model.known_as,
     )
 
 

@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kcm.checker.engine.contract import KnownAs
 from kcm.checker.engine.coverage import Coverage
 from kcm.checker.engine.stats import Stats
 
@@ -108,6 +109,8 @@ class CheckResult:
     #: Why each of them is known (property name -> the Finding).
     known_reasons: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: What the model calls its known behaviours (`Model.known_as`), for the words of the outputs.
+    known_as: KnownAs = KnownAs()
 
     @property
     def passed(self) -> bool:
@@ -132,8 +135,9 @@ class CheckResult:
                 where = (f"by a lasso: {v.loop} step{'' if v.loop == 1 else 's'} to a cycle of {cycle} "
                          f"step{'' if cycle == 1 else 's'} back to state {v.loop}")
             lines.append(f"  {v.kind} '{v.name}' violated, {where}")
+        known = self.known_as.words(brief=True)
         for v in self.known_violations:
-            lines.append(f"  known 2.6 behaviour: {v.kind} '{v.name}' violated, after {v.trace_length} steps"
+            lines.append(f"  {known}: {v.kind} '{v.name}' violated, after {v.trace_length} steps"
                          f" ({self.known_reasons.get(v.name, 'listed as known')})")
         outcomes = self.outcomes()
         if outcomes:
@@ -179,8 +183,9 @@ class Outcome:
     `category` is `INVARIANT` (safety, quiescence, transition, deadlock, ...), `LIVENESS` or
     `GOAL`; `kind` the property's own kind as the checker knows it ("sometimes" for a goal);
     `status` one of the words above; `steps` the length of its trace (a violation's, a known
-    behaviour's or a goal's witness), `loop` where a lasso's cycle starts, and `finding` why a
-    known behaviour is known (or why a property was not judged)."""
+    behaviour's or a goal's witness), `loop` where a lasso's cycle starts, `finding` why a
+    known behaviour is known (or why a property was not judged), and `known_as` what the model
+    calls its known behaviours (`Model.known_as`), set on a known outcome."""
 
     name: str
     category: str
@@ -189,6 +194,7 @@ class Outcome:
     steps: int | None = None
     loop: int | None = None
     finding: str = ""
+    known_as: KnownAs = KnownAs()
 
     @property
     def failed(self) -> bool:
@@ -204,7 +210,7 @@ class Outcome:
             return f"violated after {self.steps} steps" if self.steps is not None else "violated"
         if self.status == KNOWN:
             steps = f" after {self.steps} steps" if self.steps is not None else ""
-            return f"known Kafka 2.6 behaviour{': ' + self.finding if self.finding else ''} (violated{steps})"
+            return f"{self.known_as.words()}{': ' + self.finding if self.finding else ''} (violated{steps})"
         if self.status == MET:
             return f"met in {self.steps} steps" if self.steps is not None else MET
         if self.status == UNREFUTED:
@@ -241,14 +247,14 @@ def outcomes_of(result: CheckResult) -> tuple[Outcome, ...]:
         elif name in known:
             k = known[name]
             out.append(Outcome(name, category, k.kind, KNOWN, k.trace_length,
-                               finding=result.known_reasons.get(name, "")))
+                               finding=result.known_reasons.get(name, ""), known_as=result.known_as))
         elif category == LIVENESS:
             if live.verdict == "not checked" or name not in live.checked:
                 out.append(Outcome(name, category, "liveness", NOT_JUDGED, finding=live.reason))
             elif name in loops:
                 loop = loops[name]
                 out.append(Outcome(name, category, "liveness", KNOWN, len(loop.trace) - 1, loop.loop,
-                                   finding=f"{loop.finding}, loop {loop.known}"))
+                                   finding=f"{loop.finding}, loop {loop.known}", known_as=result.known_as))
             else:
                 out.append(Outcome(name, category, "liveness", HELD))
         else:
@@ -271,9 +277,12 @@ def counts(outcomes: Iterable[Outcome]) -> dict[str, dict[str, int]]:
 
 
 def count_text(outcomes: Iterable[Outcome]) -> str:
-    """The counts in one line, e.g. "58 invariants held, 2 known 2.6 behaviours, 2 goals met, no
-    deadlock": what the terminal, the page and the summary say."""
+    """The counts in one line, e.g. "58 invariants held, 2 known behaviours, 2 goals met, no
+    deadlock": what the terminal, the page and the summary say. The known behaviours are named as
+    the known outcomes' `known_as` says, briefly ("known behaviours" when unnamed)."""
+    outcomes = tuple(outcomes)
     table = counts(outcomes)
+    known_as = next((o.known_as for o in outcomes if o.status == KNOWN), KnownAs())
     words = {HELD: "held", VIOLATED: "violated", UNREFUTED: "not violated in the explored part",
              NOT_JUDGED: "not judged", MET: "met", NOT_MET: "not met", NOT_REACHED: "not reached"}
     known = sum(group.get(KNOWN, 0) for group in table.values())
@@ -284,9 +293,9 @@ def count_text(outcomes: Iterable[Outcome]) -> str:
         parts += [f"{group[s]} {one if group[s] == 1 else many} {words[s]}"
                   for s in (VIOLATED, HELD, UNREFUTED, NOT_JUDGED, NOT_MET, MET, NOT_REACHED) if group.get(s)]
         if category == INVARIANT and known:
-            parts.append(f"{known} known 2.6 behaviour{'' if known == 1 else 's'}")
+            parts.append(f"{known} {known_as.words('behaviour' if known == 1 else 'behaviours', brief=True)}")
     deadlock = next(iter(table.get(DEADLOCK, {})), None)
     if deadlock is not None:
-        parts.append({HELD: "no deadlock", VIOLATED: "a deadlock", KNOWN: "a deadlock (known 2.6 behaviour)",
+        parts.append({HELD: "no deadlock", VIOLATED: "a deadlock", KNOWN: f"a deadlock ({known_as.words(brief=True)})",
                       UNREFUTED: "no deadlock in the explored part"}.get(deadlock, f"deadlock {deadlock}"))
     return ", ".join(parts)

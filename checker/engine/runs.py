@@ -351,7 +351,7 @@ def merge(model: Model, opts: CheckOptions, results: Sequence[CheckResult | None
         model=first.model, verdict=verdict, violations=tuple(violations), goals=goals, stats=stats,
         coverage=coverage, symmetry=first.symmetry, checked=first.checked, reason=reason, engine=first.engine,
         extra=extra, known_violations=tuple(known),
-        known_reasons={k: v for _, r in done for k, v in r.known_reasons.items()},
+        known_reasons={k: v for _, r in done for k, v in r.known_reasons.items()}, known_as=model.known_as,
     )
 
 

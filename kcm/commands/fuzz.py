@@ -196,7 +196,8 @@ def fuzz_outcomes(cfg, checks: tuple[str, ...] | None, failure, *, complete: boo
         if failure is not None and failure.prop == n:
             out.append(Outcome(n, INVARIANT, kinds[n], VIOLATED, failure.length))
         elif n in known:
-            out.append(Outcome(n, INVARIANT, kinds[n], KNOWN, known[n], finding=listed[n].reason))
+            out.append(Outcome(n, INVARIANT, kinds[n], KNOWN, known[n], finding=listed[n].reason,
+                               known_as=model.known_as))
         else:
             out.append(Outcome(n, INVARIANT, kinds[n], HELD if complete else UNREFUTED))
     return tuple(out)

@@ -10,6 +10,7 @@ the module of what it checks:
 - `leadership`: leaders, elections and ISRs;
 - `shutdown`: controlled shutdown;
 - `reassignment`: partition reassignment (KIP-455);
+- `partitions`: partitions added to a topic;
 - `deletion`: topic deletion;
 - `admin`: the admin znodes an operator writes;
 - `elect_leaders`: leader elections on demand (ElectLeaders) and unclean election switched on;
@@ -39,6 +40,7 @@ from kcm.model.catalogue import (
     goals,
     leadership,
     metadata,
+    partitions,
     reassignment,
     requests,
     shutdown,
@@ -53,8 +55,8 @@ from kcm.model.config import ModelConfig
 #: Every declaration, module by module, goals last.
 CATALOGUE: tuple[Declaration, ...] = (
     *controller.DECLARATIONS, *metadata.DECLARATIONS, *requests.DECLARATIONS, *leadership.DECLARATIONS,
-    *shutdown.DECLARATIONS, *reassignment.DECLARATIONS, *deletion.DECLARATIONS, *admin.DECLARATIONS,
-    *elect_leaders.DECLARATIONS, *watches.DECLARATIONS, *tables.DECLARATIONS, *goals.DECLARATIONS,
+    *shutdown.DECLARATIONS, *reassignment.DECLARATIONS, *partitions.DECLARATIONS, *deletion.DECLARATIONS,
+    *admin.DECLARATIONS, *elect_leaders.DECLARATIONS, *watches.DECLARATIONS, *tables.DECLARATIONS, *goals.DECLARATIONS,
 )
 
 #: The order in which the checkers list the invariants: the order they joined the model, which

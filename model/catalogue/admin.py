@@ -18,7 +18,12 @@ znodes, so a request deleted otherwise is silently dropped. Once quiescent no re
 (AdminZnodesConsumed), and once settled no preferred election is (PreferredElectionZnodeConsumed):
 a request never acted on. Whether a request carried out was carried out right is judged
 elsewhere (the elections in leadership.py, reassignment.py, deletion.py; a topic creation,
-which the controller cannot refuse, by CreatedPartitionsHaveState). The reasons for a refusal read
+which the controller cannot refuse, by CreatedPartitionsHaveState). A partition addition is no
+request under `/admin`: the broker that takes the CreatePartitions request answers it itself, and
+refuses it before writing anything (kafka@2.6.x:core/src/main/scala/kafka/server/AdminManager.scala
+`createPartitions`, the guards of model/spec.py `_partition_additions`); that an accepted addition
+is carried out is PartitionCountNeverDecreases' and AddedPartitionsCreated's (partitions.py), and
+its PartitionModifications deletes nothing under `/admin`. The reasons for a refusal read
 the controller's context beside ZooKeeper where 2.6 tests the context (a broker dead or shutting
 down to the controller, a partition it does not know): the context lags ZooKeeper only by the
 events still queued. Kafka 2.6 drops a reassignment of a partition without a state znode silently

@@ -21,7 +21,7 @@ ISR member is live then is CleanElectionFromIsr's, in leadership.py); a processe
 request is answered for its partition, a success with the new leader, which for a preferred
 election is the preferred replica, an error with a reason the controller's view shows; and once
 settled, a partition of a topic whose unclean election is on has a leader when one of its
-replicas is live. Kafka 2.6 leaves a request unanswered in two ways (Findings 15). They are
+replicas is live. Kafka 2.6 leaves a request unanswered in two ways (Findings 17). They are
 listed only for the configs that may make such a request or switch.
 """
 

@@ -48,6 +48,7 @@ from kcm.model.cluster import (
     Budget,
     Cluster,
     Edge,
+    Event,
     EventKind,
     RequestKind,
     Shutdown,
@@ -662,8 +663,65 @@ REBALANCE_SKIPPED_DURING_REASSIGNMENT = Finding(
     {"AutoRebalanceElectsPreferred": _built(_rebalance_during_reassignment)})
 
 
+# ---- Findings 15 and 16: an added partition taken out of /brokers/topics ----------------------------
+
+def _taken_out(s: Cluster, t: Cluster, ppt: int) -> list[int]:
+    """The partitions the step took out of a topic's `/brokers/topics` znode while the topic stayed."""
+    before, after = s.zk.assignment, t.zk.assignment
+    out = []
+    for first in range(0, len(before), ppt):
+        ps = range(first, first + ppt)
+        if any(after[p] for p in ps):
+            out += [p for p in ps if before[p] and not after[p]]
+    return out
+
+
+def _event_of(s: Cluster, a: Any) -> Event | None:
+    """The controller event step `a` processes at its broker, or None for any other kind of step."""
+    if not isinstance(a, (ControllerProcessEvent, ZkLoseReply, ZkConnectionLoss)) or not s.brokers[a.broker].queue:
+        return None
+    return s.brokers[a.broker].queue[0]
+
+
+def _restored_during_deletion(s: Cluster, a: Any, t: Cluster, trace: LazyTrace, ppt: int) -> bool:
+    """PartitionCountNeverDecreases: an active controller's `PartitionModifications(t)` for a topic
+    it holds queued for deletion wrote the topic's old assignment back."""
+    event = _event_of(s, a)
+    return (event is not None and event.kind is EventKind.PartitionModifications and s.brokers[a.broker].active
+            and bool(s.brokers[a.broker].ctx.topics_to_delete >> event.a & 1) and bool(_taken_out(s, t, ppt)))
+
+
+ADDITION_RESTORED_DURING_DELETION = Finding(
+    15, "partitions added to a topic queued for deletion are acknowledged, then written away by the controller",
+    "docs/findings/addition-while-deleting.itf.json",
+    "an active controller processing PartitionModifications for a topic it holds queued for deletion "
+    "writes the topic's assignment back without the new partitions (restorePartitionReplicaAssignment)",
+    {"PartitionCountNeverDecreases": _per_topic(_restored_during_deletion)})
+
+
+def _written_away_from_context(s: Cluster, a: Any, t: Cluster, trace: LazyTrace, ppt: int) -> bool:
+    """PartitionCountNeverDecreases: a controller event other than `PartitionModifications` wrote a
+    topic's znode from the context (a reassignment's `updateReplicaAssignmentForPartition`), and every
+    partition it took out is one that controller's context did not have yet."""
+    event = _event_of(s, a)
+    if event is None or event.kind is EventKind.PartitionModifications:
+        return False
+    gone = _taken_out(s, t, ppt)
+    ctx = s.brokers[a.broker].ctx
+    return bool(gone) and all(not ctx.assignment[p] for p in gone)
+
+
+ADDITION_WRITTEN_AWAY_BY_REASSIGNMENT = Finding(
+    16, "a reassignment started before the controller processed a partition addition writes the new partitions away",
+    "docs/findings/addition-lost-to-reassignment.itf.json",
+    "a controller event other than PartitionModifications writes the topic's assignment from the "
+    "controller's context (updateReplicaAssignmentForPartition), without the partitions an admin "
+    "added in ZooKeeper that the context does not have yet",
+    {"PartitionCountNeverDecreases": _per_topic(_written_away_from_context)})
+
+
 #: Every Finding a property names.
-# ---- Findings 15: an ElectLeaders request left unanswered -----------------------------------------
+# ---- Findings 17: an ElectLeaders request left unanswered -----------------------------------------
 
 def _elect_leaders_unanswered(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
     """ElectLeadersAnswered: the step processes an AdminClient's ReplicaLeaderElection and gives no
@@ -684,7 +742,7 @@ def _elect_leaders_unanswered(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) 
 
 
 ELECT_LEADERS_UNANSWERED = Finding(
-    15, "an ElectLeaders request for a partition without cached leadership is never answered, "
+    17, "an ElectLeaders request for a partition without cached leadership is never answered, "
         "nor one whose handling a controller move cuts short",
     "docs/findings/elect-leaders-unanswered.itf.json",
     "the controller, active when it took the AdminClient's ReplicaLeaderElection, answered nothing: "
@@ -696,8 +754,9 @@ ELECT_LEADERS_UNANSWERED = Finding(
 FINDINGS: tuple[Finding, ...] = (DELETION_DURING_REASSIGNMENT, LOST_CREATE_REPLY, SHUTTING_DOWN_REJOINS_ISR,
                                  PREFERRED_ELECTION_ZNODE_STAYS, NO_CONTROLLER_AFTER_OPERATOR_MOVE,
                                  REASSIGNMENT_WITHOUT_STATE_ZNODE, STALE_STOP_REPLICA_ANSWER,
-                                 REASSIGNMENT_COMPLETED_WITH_DEAD_TARGETS,
-                                 REBALANCE_SKIPPED_DURING_REASSIGNMENT, ELECT_LEADERS_UNANSWERED)
+                                 REASSIGNMENT_COMPLETED_WITH_DEAD_TARGETS, REBALANCE_SKIPPED_DURING_REASSIGNMENT,
+                                 ADDITION_RESTORED_DURING_DELETION, ADDITION_WRITTEN_AWAY_BY_REASSIGNMENT,
+                                 ELECT_LEADERS_UNANSWERED)
 
 
 # The configs under which 2.6 breaks a property (the conditions of `Declaration.findings`).
@@ -825,3 +884,22 @@ def reassignment_without_state_znode(cfg: ModelConfig) -> bool:
                       and sum(kind in ("broker_crash", "session_expiry") for kind in run) >= rf
                       for run in cfg.overlapping)
     return cold or overlapping
+
+
+def _additions_with(cfg: ModelConfig, kind: str, budget: int) -> bool:
+    """Partitions can be added in a run that also has `kind` (budget field value `budget` from the
+    cold start, or both kinds in one overlapping run)."""
+    return (_pair(cfg, cfg.max_partition_additions > 0, budget > 0, 2)
+            or any("partition_addition" in run and kind in run for run in cfg.overlapping))
+
+
+def additions_and_deletions(cfg: ModelConfig) -> bool:
+    """A partition addition and a topic deletion in one run: the addition can reach a controller
+    that holds the topic queued for deletion."""
+    return _additions_with(cfg, "topic_deletion", cfg.max_topic_deletions)
+
+
+def additions_and_reassignments(cfg: ModelConfig) -> bool:
+    """A partition addition and a reassignment in one run: the reassignment can be queued before
+    the addition's PartitionModifications."""
+    return _additions_with(cfg, "reassignment", cfg.max_reassignments)

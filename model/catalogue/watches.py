@@ -17,6 +17,10 @@ processIsrChangeNotification). Every broker watches `/controller` (`KafkaControl
 `registerZNodeChangeHandlerAndCheckExistence(controllerChangeHandler)`; `maybeResign` and `elect`
 read it again).
 
+Where partitions can be added, the controller also holds a data watch on each `/brokers/topics/<t>`
+it knows (`PartitionModificationsHandler`: registered at failover and by `processTopicChange`,
+re-armed by `processPartitionModifications`' read; docs/model.md, "Adding partitions").
+
 So once the cluster has settled under an active controller, that controller holds every one of
 its watches and every live broker watches `/controller`: otherwise the next admin operation or
 broker change of that kind goes unnoticed. Judged in the state where a watch is lost, it needs no
@@ -46,8 +50,9 @@ server watch (no `removeWatches`): a resigned controller's server watches stay a
 next change of their path, which finds no handler. A bit of `Zk.watches` is a server watch whose
 notification reaches a handler, so unregistering the handler clears the bit, and a server watch
 left without a handler is not represented (it can make no event). Not represented either: the
-log-dir, partition-modification and broker-modification handlers (the model has no log
-directories, no partition additions and no broker metadata updates), and a failover that fails
+log-dir and broker-modification handlers (the model has no log directories and no broker
+metadata updates), the partition-modification handlers of a config that adds no partitions
+(docs/model.md, "Adding partitions"), and a failover that fails
 after `/controller` has moved on: `triggerControllerMove` then finds itself inactive and returns
 without `onControllerResignation`, and as `maybeResign` resigns only a broker that was active,
 the broker keeps every handler the failover registered (KafkaController.scala elect,
@@ -57,19 +62,22 @@ a failover and that branch of model/controller.py `trigger_controller_move` is n
 
 from __future__ import annotations
 
-from kcm.model.catalogue.declaration import Declaration, Judged, Kind, Part, as_is, with_judge
+import functools
+
+from kcm.model.catalogue.declaration import Declaration, Judged, Kind, Part, as_is
 from kcm.model.catalogue.settledness import AFRESH, Settledness
-from kcm.model.cluster import CONTROLLER_WATCHES, NONE, Cluster, Watch
+from kcm.model.cluster import CONTROLLER_WATCHES, NONE, Cluster, Watch, topic_watch
 
 ACTIVE_CONTROLLER_WATCHES = CONTROLLER_WATCHES | Watch.CONTROLLER
-#: Every bit but `/controller`'s: the controller handlers, the partition-state ones included.
+#: Every bit but `/controller`'s: the controller handlers, the partition-state and per-topic ones included.
 _BEYOND_CONTROLLER = ~Watch.CONTROLLER
 
 
-def controller_watches_armed(s: Cluster, judge: Settledness = AFRESH) -> bool:
+def controller_watches_armed(s: Cluster, judge: Settledness = AFRESH, topics_of: int = 0) -> bool:
     """Settled, and `/controller` names an up broker whose controller module is active: that
     broker has every controller watch armed, and every up broker with a live session has its
-    `/controller` watch armed."""
+    `/controller` watch armed. With `topics_of` (the partitions per topic, where partitions can be
+    added; 0 elsewhere) the controller also watches each topic its context has an assignment for."""
     if not judge.settled(s):
         return True
     c = s.zk.controller
@@ -78,6 +86,11 @@ def controller_watches_armed(s: Cluster, judge: Settledness = AFRESH) -> bool:
     watches = s.zk.watches
     if watches[c] & ACTIVE_CONTROLLER_WATCHES != ACTIVE_CONTROLLER_WATCHES:
         return False
+    if topics_of:
+        known = s.brokers[c].ctx.assignment
+        for first in range(0, len(known), topics_of):
+            if any(known[first:first + topics_of]) and not watches[c] & topic_watch(first // topics_of):
+                return False
     return all(watches[b] & Watch.CONTROLLER for b, broker in enumerate(s.brokers)
                if broker.up and s.zk.session >> b & 1)
 
@@ -93,7 +106,9 @@ DECLARATIONS: tuple[Declaration, ...] = (
     Declaration("ControllerWatchesArmed",
                 "once settled, the active controller holds every watch of its handlers and every live "
                 "broker watches /controller",
-                Kind.LIVENESS, with_judge(controller_watches_armed), where=Judged.SETTLED,
+                Kind.LIVENESS, lambda cfg, judge: functools.partial(
+                    controller_watches_armed, judge=judge, topics_of=cfg.partitions if cfg.adds_partitions else 0),
+                where=Judged.SETTLED,
                 reads=frozenset({Part.WATCHES, Part.ZOOKEEPER, Part.BROKER_LIVES, Part.CONTROLLER_MODULES})),
     Declaration("NoControllerWatchesWhenInactive",
                 "a controller module that is not active holds no controller handler beyond /controller's",

@@ -10,7 +10,7 @@ import dataclasses
 import hashlib
 import marshal
 
-from kcm.checker.engine.contract import KnownViolation, Model
+from kcm.checker.engine.contract import KnownAs, KnownViolation, Model
 from kcm.model.actions import ALL_ACTIONS
 from kcm.model.catalogue import excused_violations, properties_for
 from kcm.model.catalogue.settledness import Judge, quiescent
@@ -22,6 +22,10 @@ from kcm.model.config import ModelConfig
 from kcm.model.known_loops import known_loops_for
 from kcm.model.spec import Tables, World, enabled_actions, flags_for, heals, init_states, step
 from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE
+
+#: The Kafka release whose controller the model pins: its name says it, and the violations and
+#: loops it lists as known are that release's behaviour ("known Kafka 2.6 behaviour").
+KAFKA_VERSION = "2.6"
 
 
 def _plain(x):
@@ -47,6 +51,7 @@ class KafkaModel(Model):
     """
 
     has_symmetry = True
+    known_as = KnownAs(f"Kafka {KAFKA_VERSION}", KAFKA_VERSION)
     _CACHE_LIMIT = 1 << 20
 
     def __init__(self, cfg: ModelConfig, *, symmetry: bool = True, initial_orbits: bool = False) -> None:
@@ -62,7 +67,7 @@ class KafkaModel(Model):
         self.cfg = cfg
         self.initial_orbits = initial_orbits
         self.flags = flags_for(cfg.variant)
-        self.name = f"kafka-2.6-controller{'/' + cfg.variant if cfg.variant else ''}"
+        self.name = f"kafka-{KAFKA_VERSION}-controller{'/' + cfg.variant if cfg.variant else ''}"
         # Creation chooses among placements closed under renaming (model/placement.py), so every
         # renaming is a symmetry: symmetry is on when asked for and there are two brokers to swap.
         self.has_symmetry = symmetry and cfg.brokers > 1

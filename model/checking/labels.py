@@ -58,7 +58,7 @@ def event_text(event: Event) -> str:
         return f"{name}(partition={event.a})"
     if event.kind is EventKind.ReplicaLeaderElection and event.a != NONE:
         return f"{name}(partitions {{{event.a}}}, {ElectionType(event.b).name}, AdminClientTriggered)"
-    if event.kind is EventKind.TopicUncleanLeaderElectionEnable:
+    if event.kind in (EventKind.TopicUncleanLeaderElectionEnable, EventKind.PartitionModifications):
         return f"{name}(topic={event.a})"
     if event.kind is EventKind.TopicDeletionStopReplicaResponseReceived:
         partitions = ", ".join(map(str, bits(event.b))) if event.b >= 0 else "per-partition errors"

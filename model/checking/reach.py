@@ -30,7 +30,9 @@ come together in one run:
   an election only when the leader is outside the target or dead). Adding a replica is the only
   way a reassignment takes NonExistentReplica -> NewReplica and, removing one, the deletion edges.
 - *a topic creation*: the other way to NewReplica, and the only one to NewPartition; it needs a
-  topic absent at the start (`initial_topics`) or a deletion before it.
+  topic absent at the start (`initial_topics`) or a deletion before it. A partition addition
+  counts as one where a topic is created with fewer than its `partitions` (`created_partitions`):
+  `onNewPartitionCreation` takes the same edges.
 - *a leader election other than the offline one* (OnlinePartition -> OnlinePartition): a
   controlled shutdown, a preferred election, an auto rebalance, or a reassignment whose target
   leaves the leader out (one that adds a replica) or meets a dead leader (with a broker going
@@ -156,6 +158,10 @@ _GOING_DOWN = _Ability(
     "a broker going down",
     lambda cfg, r: any(r.may(k) for k in _DOWN),
     lambda cfg: "no broker goes down (no crash, session expiry or controlled shutdown in the budget)")
+#: A partition addition with a partition left to add (`created_partitions` below `partitions`).
+_ADDS = _Ability("a partition addition",
+                 lambda cfg, r: r.may("partition_addition") and cfg.created_count < cfg.partitions,
+                 _no("partition addition"))
 _DELETING = _Ability("a topic deletion", lambda cfg, r: r.may("topic_deletion"), _no("topic deletion"))
 _ADDING = _Ability(
     "a reassignment that adds a replica",
@@ -163,8 +169,9 @@ _ADDING = _Ability(
     _why_not_adding)
 _CREATING = _Ability(
     "a topic creation",
-    lambda cfg, r: r.may("topic_creation") and (cfg.existing_topics < cfg.topics
-                                                 or r.may("topic_deletion", "topic_creation")),
+    lambda cfg, r: (r.may("topic_creation") and (cfg.existing_topics < cfg.topics
+                                                  or r.may("topic_deletion", "topic_creation"))
+                    or _ADDS.holds(cfg, r)),
     _why_not_creating)
 _ELECTING = _Ability(
     "a leader election other than the offline one",
@@ -251,7 +258,7 @@ _TARGETED = _Ability(
 def _any_perturbation(cfg: ModelConfig, r: _Run) -> bool:
     """Some fault or admin operation may happen in run `r`: in the budget, and for a reassignment
     or a topic creation, with something to act on."""
-    return any(r.may(k) for k in r.kinds - {"reassignment", "topic_creation"}) or (
+    return any(r.may(k) for k in r.kinds - {"reassignment", "topic_creation", "partition_addition"}) or (
         _TARGETED.holds(cfg, r) or _CREATING.holds(cfg, r))
 
 

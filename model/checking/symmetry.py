@@ -79,6 +79,7 @@ _A_IS_BROKER = {
     EventKind.TopicDeletion: False,
     EventKind.TopicDeletionStopReplicaResponseReceived: True,  # a = the broker that answered
     EventKind.TopicChange: False,
+    EventKind.PartitionModifications: False,  # a = a topic
     EventKind.TopicUncleanLeaderElectionEnable: False,  # a = a topic
 }
 if set(_A_IS_BROKER) != set(EventKind):

@@ -99,7 +99,7 @@ def test_switching_unclean_election_on_elects_through_the_topic_config(lockstep)
 
 
 def test_a_request_for_a_partition_without_leadership_is_never_answered(lockstep):
-    """Findings 15 in the implementation: the create's reply lost, the partition stays New and
+    """Findings 17 in the implementation: the create's reply lost, the partition stays New and
     uncached, and `partitionLeadershipInfo(partition)` throws before the callback."""
     cfg = ModelConfig.from_mapping(dict(brokers=2, topics=1, partitions=1, replication_factor=2, max_broker_crashes=0,
                                         max_session_expiries=0, max_lost_acks=1, max_elect_leaders=1))
@@ -129,5 +129,5 @@ def test_random_walks_answer_requests(lockstep):
 def test_kcm_fuzz_draws_the_new_actions_on_the_elect_preset_with_no_disagreement():
     result = fuzz(load_preset("elect"), examples=80, steps=40, seed=1)
     assert result.failure is None
-    walk = result.stats.known["ElectLeadersAnswered"]     # Findings 15, met on the way
+    walk = result.stats.known["ElectLeadersAnswered"]     # Findings 17, met on the way
     assert any(type(action) is a.AdminElectLeaders for action, _ in walk)

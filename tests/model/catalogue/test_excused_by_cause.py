@@ -54,6 +54,7 @@ APPLIES: dict[str, tuple[dict[str, int], list[tuple[str, int]]]] = {
     "DeletedTopicLeavesNoReplica": ({"max_topic_deletions": 1, "max_controller_moves": 1, "max_perturbations": 2}, []),
     "AutoRebalanceElectsPreferred": ({"max_reassignments": 1}, []),
     "AdminRequestCarriedOutOrRefused": ({"max_perturbations": -1}, []),
+    "PartitionCountNeverDecreases": ({}, []),
     "ElectLeadersAnswered": ({}, []),
 }
 

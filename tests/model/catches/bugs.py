@@ -167,6 +167,15 @@ INVARIANTS: dict[str, Bug] = {
     "CreatedPartitionsHaveState": Bug(
         "controller.py", "self.assignment = list(zk.assignment)", "pass", "m-delete-reassign.toml", 0),
     # slips past: a state znode created with a dead leader (NewPartitionFromLiveReplicas's)
+    # ---- partitions added to a topic ----------------------------------------------------------
+    "PartitionCountNeverDecreases": Bug(
+        "controller.py", "if self.is_topic_queued_for_deletion(t):\n            if to_add:",
+        "if not self.is_topic_queued_for_deletion(t):\n            if to_add:", "m-addparts.toml", 2),
+    # slips past: an addition written away by a step that also deletes the topic (its znode is gone)
+    "AddedPartitionsCreated": Bug(
+        "controller.py", "            self.on_new_partition_creation(to_add)\n", "            pass\n",
+        "m-addparts.toml", 2),
+    # slips past: an added partition created for a topic queued for deletion (such topics are not judged)
     "NewPartitionFromLiveReplicas": Bug(
         "state_machines.py", "if b < 0 or not self.live >> b & 1:", "if b < 0:", "m-delete-reassign.toml", 3),
     # slips past: a new partition whose ISR lists live replicas in another order than the assignment
@@ -364,6 +373,9 @@ _REELECT_WITHOUT_ELECTION = ("controller.py",
                              "def process_reelect(self, _: Event) -> None:\n        self.maybe_resign()")
 
 NOT_THE_FINDING: dict[str, Bug] = {
+    # the old assignment written back for a topic that is not being deleted (Findings 15 restores
+    # only a topic queued for deletion, Findings 16 is another event's write)
+    "PartitionCountNeverDecreases": replace(INVARIANTS["PartitionCountNeverDecreases"], config="addparts"),
     "CacheMatchesZk": Bug(*_LOST_REPLY_TAKEN_AS_CREATED, "tiny", 6),
     "OfflineReplicaLeavesIsr": Bug(*_LOST_REPLY_TAKEN_AS_CREATED, "tiny", 6),
     "NoDeadLeaderAdvertised": Bug(*_LOST_REPLY_TAKEN_AS_CREATED, "tiny", 7),
@@ -404,7 +416,7 @@ NOT_THE_FINDING: dict[str, Bug] = {
     # Findings 14 (the rebalance skips everything while a reassignment runs) applies once a run may
     # also reassign; the mistake elects nothing with no reassignment in progress
     "AutoRebalanceElectsPreferred": replace(INVARIANTS["AutoRebalanceElectsPreferred"], length=7),
-    # Findings 15 (a request never answered) applies once a run may lose a create's reply or move
+    # Findings 17 (a request never answered) applies once a run may lose a create's reply or move
     # the controller; the mistake answers an existing partition as unknown
     "ElectLeadersAnswered": replace(INVARIANTS["ElectLeadersAnswered"], config="elect"),
 }
