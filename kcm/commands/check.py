@@ -72,7 +72,8 @@ def _table_lines() -> list[str]:
 @click.option("--master", default=None, metavar="URL", help="Spark master (default local[*]).")
 @click.option("--no-explore", is_flag=True, help="Skip the exploration (tables, diagrams and proofs only).")
 @click.option("--liveness", is_flag=True,
-              help="Also check liveness on the explored graph (needs --engine local; see kcm explore --liveness).")
+              help="Also check liveness on the explored graph (the preset: needs --engine local; see kcm explore "
+                   "--liveness) and in every scope of --grid.")
 @click.option("--grid", "grid_name", default=None, metavar="NAME|FILE.toml",
               help="Also sweep this grid of small scopes as a last stage (kcm sweep: a shipped grid such as gate, or a "
                    "grid file), on the same engine; its reports go to OUT/sweep-NAME.")
@@ -128,7 +129,8 @@ def command(preset, config_file, variant, out, diagram_dir, json_file, junit_fil
         if swept is not None:
             console.print(f"[bold]5. Sweep of the grid {swept.name} ({len(swept.scopes)} small scopes)[/bold]")
             sweep_doc, sweep_json, _ = run_grid(swept, list(swept.scopes), out / f"sweep-{swept.name}", resume=False,
-                                               engine=engine, jobs=jobs, master=master, console=console)
+                                               engine=engine, jobs=jobs, master=master, console=console,
+                                               liveness=liveness)
             console.print(f"  {sweep_report.summary(sweep_doc, [str(sweep_json)])[0]}", markup=False)
     except KeyboardInterrupt:   # the explorers end an interrupted search themselves; this is any other stage
         reason = "interrupted"

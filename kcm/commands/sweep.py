@@ -28,7 +28,8 @@ from kcm.sweep.run import ScopeOutcome
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="The results folder [default: kcm-out/sweep-GRID].")
 @click.option("--resume", is_flag=True,
-              help="Skip the scopes the results folder already holds for this grid, version, config and budget.")
+              help="Skip the scopes the results folder already holds for this grid, version, config, budget and "
+                   "--liveness.")
 @click.option("--engine", type=click.Choice(ENGINES), default="local", show_default=True,
               help="Local processes (one scope each) or one Spark task per scope.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, metavar="N",
@@ -40,8 +41,12 @@ from kcm.sweep.run import ScopeOutcome
 @click.option("--fail-fast", is_flag=True,
               help="Stop at the first scope with a violation (settled scopes first): report what ran, the rest as "
                    "not run.")
+@click.option("--liveness", is_flag=True,
+              help="Also judge each scope by liveness, as kcm explore --liveness does (its graph explored again "
+                   "modulo controller epochs, symmetry off).")
 @click.option("--list", "list_only", is_flag=True, help="List the grid's scopes and exit.")
-def command(grid_name, grid_file, out, resume, engine, jobs, master, variant, only, fail_fast, list_only) -> int:
+def command(grid_name, grid_file, out, resume, engine, jobs, master, variant, only, fail_fast, liveness,
+            list_only) -> int:
     """Explore every scope of a grid completely and report, per property, the scopes that break it.
 
     Exit codes: 0 every property holds in every scope; 1 a violation; 2 bad usage or grid;
@@ -61,7 +66,7 @@ def command(grid_name, grid_file, out, resume, engine, jobs, master, variant, on
     out = out or results.default_out(g.name)
     check_writable_dir(out)
     doc, json_path, junit_path = run_grid(g, scopes, out, resume=resume, engine=engine, jobs=jobs, master=master,
-                                          console=console, fail_fast=fail_fast)
+                                          console=console, fail_fast=fail_fast, liveness=liveness)
     print_summary(report.summary(doc, [str(json_path), str(junit_path)]))
     return report.exit_code(doc)
 
@@ -78,22 +83,36 @@ def _selected(g: grid.Grid, only: tuple[str, ...]) -> list[Scope]:
 def _verdict(o: ScopeOutcome) -> str:
     text = o.verdict if not o.reason else f"{o.verdict} ({o.reason})"
     broken = [b.name for b in o.violations]
-    known = [b.name for b in o.known]
+    known = [b.known_loop or b.name for b in o.known]
     return (text + (f": {', '.join(broken)}" if broken else "")
             + (f"; known: {', '.join(known)}" if known else ""))
 
 
+def _liveness(o: ScopeOutcome) -> str:
+    """The end of a scope's line when liveness was judged: its verdict and its graph's size."""
+    if o.liveness is None:
+        return ""
+    if o.liveness.verdict == "not checked":
+        return " · liveness not judged"
+    return (f" · liveness {'violated' if o.liveness.violations else 'held'} on {o.liveness.nodes:,} states "
+            "modulo controller epochs")
+
+
 def run_grid(g: grid.Grid, scopes: list[Scope], out: Path, *, resume: bool, engine: str, jobs: int | None,
-             master: str | None, console: Console, fail_fast: bool = False) -> tuple[dict, Path, Path]:
+             master: str | None, console: Console, fail_fast: bool = False,
+             liveness: bool = False) -> tuple[dict, Path, Path]:
     """Explore `scopes` of `g` into the results folder `out` (checked writable by the caller) and
     write `sweep.json` and `junit.xml` there; returns the report and the two paths. Progress per
     scope goes to stderr; `kcm check --grid` calls this as its last stage.
 
     `fail_fast`: stop at the first scope that breaks a property (a known behaviour does not count):
     the scopes in flight are stopped and, with those not started, listed as not run. The scopes
-    then run in the order `fail_fast_order` gives, so that a bug is met as cheaply as it can be."""
+    then run in the order `fail_fast_order` gives, so that a bug is met as cheaply as it can be.
+
+    `liveness`: each scope is judged by liveness too (`kcm.sweep.run`), and only records made so
+    are resumed."""
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    kept = results.finished(out, g) if resume else {}
+    kept = results.finished(out, g, liveness) if resume else {}
     todo = [s for s in scopes if s.name not in kept]
     if fail_fast:
         todo = fail_fast_order(todo)
@@ -103,6 +122,7 @@ def run_grid(g: grid.Grid, scopes: list[Scope], out: Path, *, resume: bool, engi
                   + (f" ({dropped} combinations dropped as impossible)" if dropped else "")
                   + (f", {len(scopes) - len(todo)} already finished" if resume else "")
                   + f" · engine {engine}" + (f", {width} process{'es' * (width > 1)}" if engine == "local" else "")
+                  + (" · liveness (modulo controller epochs, symmetry off)" if liveness else "")
                   + f" · {compiled.status()}")
     records = {name: kept[name] for name in (s.name for s in scopes) if name in kept}
     failed: dict[str, str] = {}
@@ -126,7 +146,7 @@ def run_grid(g: grid.Grid, scopes: list[Scope], out: Path, *, resume: bool, engi
         count[0] += 1
         broken[0] = broken[0] or bool(outcome.violations)
         err.print(f"[{count[0]}/{len(scopes)}] {scope.name}: {_verdict(outcome)} · {outcome.distinct:,} states, "
-                  f"depth {outcome.depth}, {outcome.seconds:.1f} s", markup=False)
+                  f"depth {outcome.depth}, {outcome.seconds:.1f} s{_liveness(outcome)}", markup=False)
 
     scoped = replace(g, scopes=tuple(scopes))   # --scope: the report covers the scopes asked for
     halt = (lambda: broken[0]) if fail_fast else None
@@ -135,14 +155,14 @@ def run_grid(g: grid.Grid, scopes: list[Scope], out: Path, *, resume: bool, engi
     elif engine == "spark":
         spark = start_spark(master)
         try:
-            complete = farm.run_spark(spark, todo, g.budget, on_start, on_done, halt=halt)
+            complete = farm.run_spark(spark, todo, g.budget, on_start, on_done, halt=halt, liveness=liveness)
         finally:
             spark.stop()
     else:
-        complete = farm.run_local(todo, g.budget, width, on_start, on_done, halt=halt)
+        complete = farm.run_local(todo, g.budget, width, on_start, on_done, halt=halt, liveness=liveness)
     doc = report.build(scoped, records, engine=engine, interrupted=not complete,
                        duration_s=time.perf_counter() - started, failed=failed,
-                       stopped_early=fail_fast and broken[0])
+                       stopped_early=fail_fast and broken[0], liveness=liveness)
     json_path, junit_path = out / "sweep.json", out / "junit.xml"
     write_or_fail(lambda: write_json(doc, json_path), json_path, "--out")
     write_or_fail(lambda: write_junit(report.junit(doc), junit_path), junit_path, "--out")

@@ -5,15 +5,17 @@ soon as one finishes, so that a scope's start line is printed when it really sta
 finished scope is handed to `on_done` (which writes it to the results folder) at once.
 
 - `local`: a `ProcessPoolExecutor` of `jobs` forked processes, each exploring one scope at a time
-  with the sequential explorer (`kcm.sweep.run.run_scope`). The workers never raise
-  KeyboardInterrupt (it could land inside the pool's own queues): Ctrl-C, which reaches the whole
-  process group, and SIGTERM, which may reach the parent alone, set a shared `stop` event that the
-  explorer polls, so a running scope ends at once as "interrupted".
+  with the sequential explorer (`kcm.sweep.run.run_scope`, its liveness pass included when
+  asked). The workers never raise KeyboardInterrupt (it could land inside the pool's own
+  queues): Ctrl-C, which reaches the whole process group, and SIGTERM, which may reach the parent
+  alone, set a shared `stop` event that the explorer polls, so a running scope ends at once as
+  "interrupted".
 - `spark`: one one-task Spark job per scope (`sc.parallelize([scope], 1).map(run_scope)`),
   submitted from a pool of driver threads as wide as the cluster's default parallelism, as `kcm
   mutate` runs one mutant per task. A job per scope, not one job over every scope, is what lets
-  results come back, and be written, as scopes finish. The executors run the same `run_scope`;
-  an interruption cancels the jobs in flight.
+  results come back, and be written, as scopes finish. The executors run the same `run_scope`
+  (the liveness pass too: its graph stays on the executor, only the outcome, traces included,
+  comes back pickled); an interruption cancels the jobs in flight.
 
 An interruption stops the loop: the scopes in flight end as "interrupted" (not kept: a resume runs
 them again), the scopes not started stay unrun, and everything finished has already been handed
@@ -94,33 +96,35 @@ def _init_worker(stop) -> None:
         signal.signal(sig, lambda signum, frame: stop.set())
 
 
-def _run_in_worker(scope: Scope, budget: Budget) -> ScopeOutcome:
+def _run_in_worker(scope: Scope, budget: Budget, liveness: bool) -> ScopeOutcome:
     stop = _stop_event
-    return run_scope(scope, budget, stop=stop.is_set if stop is not None else None)
+    return run_scope(scope, budget, stop=stop.is_set if stop is not None else None, liveness=liveness)
 
 
 def run_local(scopes: list[Scope], budget: Budget, jobs: int, on_start, on_done,
-              halt: Callable[[], bool] | None = None) -> bool:
-    """Every scope in its own exploration, `jobs` processes at once (see `farm`)."""
+              halt: Callable[[], bool] | None = None, liveness: bool = False) -> bool:
+    """Every scope in its own exploration, `jobs` processes at once (see `farm`); with `liveness`,
+    each judged by liveness too (`run_scope`)."""
     ctx = multiprocessing.get_context("fork")
     stop = ctx.Event()
     executor: Executor = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
                                              initargs=(stop,))
     try:
-        return farm(scopes, lambda s: executor.submit(_run_in_worker, s, budget), jobs, on_start, on_done,
+        return farm(scopes, lambda s: executor.submit(_run_in_worker, s, budget, liveness), jobs, on_start, on_done,
                     on_interrupt=stop.set, halt=halt)
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
 
 
 def run_spark(spark, scopes: list[Scope], budget: Budget, on_start, on_done,
-              halt: Callable[[], bool] | None = None) -> bool:
-    """Every scope in its own one-task Spark job (see `farm`)."""
+              halt: Callable[[], bool] | None = None, liveness: bool = False) -> bool:
+    """Every scope in its own one-task Spark job (see `farm`); with `liveness`, each judged by
+    liveness too (`run_scope`)."""
     sc = spark.sparkContext
     width = max(1, sc.defaultParallelism)
 
     def one(scope: Scope) -> ScopeOutcome:
-        return sc.parallelize([scope], 1).map(lambda s: run_scope(s, budget)).collect()[0]
+        return sc.parallelize([scope], 1).map(lambda s: run_scope(s, budget, liveness=liveness)).collect()[0]
 
     threads = ThreadPoolExecutor(max_workers=width)
     try:

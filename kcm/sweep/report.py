@@ -7,6 +7,13 @@ the scopes where it broke as a known Kafka 2.6 behaviour (as the explorer classi
 `CheckResult.known_violations`), with the Finding. Then the scopes cut by their budget, and the
 scopes not run (an interruption).
 
+With liveness (`kcm sweep --liveness`), EventuallyQuiescent, EventuallySettled and
+QuiescenceAlwaysReachable are properties like the others: the scopes that break each, the shortest
+lasso first (an entry's `loop` is where its cycle starts), and a known Kafka 2.6 loop in `known_in`
+with its name (`known_loop`) and Finding. Each scope says its liveness verdict (held, violated,
+not judged and why); a scope whose liveness search its budget cut is listed as cut, with the
+search it was in.
+
 Goals (`Sometimes`) are judged over the grid, as the disjoint runs of one config are
 (`kcm.checker.engine.runs`): a goal is met when some scope meets it, and "not met" (a violation:
 the grid is vacuous for it) only when every scope finished and none met it.
@@ -29,10 +36,11 @@ SCHEMA_VERSION = 1
 
 
 def build(grid: Grid, records: dict[str, dict], *, engine: str, interrupted: bool, duration_s: float,
-          failed: dict[str, str] | None = None, stopped_early: bool = False) -> dict[str, Any]:
+          failed: dict[str, str] | None = None, stopped_early: bool = False, liveness: bool = False) -> dict[str, Any]:
     """The report of `grid` from the records of its finished scopes (`kcm.sweep.results`);
     `failed`: scopes whose run failed (not judged), with why; `stopped_early`: a fail-fast sweep
-    stopped at its first violation (the scopes left are not run)."""
+    stopped at its first violation (the scopes left are not run); `liveness`: the scopes were
+    judged by liveness too."""
     failed = failed or {}
     order = [s.name for s in grid.scopes]
     done = [records[name] for name in order if name in records]
@@ -42,10 +50,11 @@ def build(grid: Grid, records: dict[str, dict], *, engine: str, interrupted: boo
             properties.setdefault(name, {"broken_in": [], "known_in": []})
         for v in r["violations"]:
             properties.setdefault(v["property"], {"broken_in": [], "known_in": []})["broken_in"].append(
-                {"scope": r["scope"], "steps": v["steps"], "trace": v.get("trace")})
+                {"scope": r["scope"], "steps": v["steps"], "trace": v.get("trace")} | _lasso(v))
         for k in r["known"]:
             properties.setdefault(k["property"], {"broken_in": [], "known_in": []})["known_in"].append(
-                {"scope": r["scope"], "steps": k["steps"], "finding": k["finding"], "trace": k.get("trace")})
+                {"scope": r["scope"], "steps": k["steps"], "finding": k["finding"], "trace": k.get("trace")}
+                | _lasso(k))
     rows = []
     for name, found in properties.items():
         for key in ("broken_in", "known_in"):
@@ -62,8 +71,8 @@ def build(grid: Grid, records: dict[str, dict], *, engine: str, interrupted: boo
     goal_rows = [{"goal": name, "status": "met" if met_in else "not met" if whole else "not reached (incomplete)",
                   "met_in": len(met_in), "first_met_in": met_in[0] if met_in else None}
                  for name, met_in in goals.items()]
-    cut = [{"scope": r["scope"], "distinct": r["distinct"], "seconds": r["seconds"]}
-           for r in done if r["reason"] == "budget"]
+    cut = [{"scope": r["scope"], "distinct": r["distinct"], "seconds": r["seconds"],
+            "search": r.get("cut_in", "safety")} for r in done if r["reason"] == "budget"]
     not_run = [name for name in order if name not in records and name not in failed]
     if interrupted:
         verdict, reason = "incomplete", "interrupted"
@@ -75,7 +84,7 @@ def build(grid: Grid, records: dict[str, dict], *, engine: str, interrupted: boo
         verdict, reason = "pass", ""
     return {
         "schema_version": SCHEMA_VERSION, "grid": grid.name, "grid_version": grid.version,
-        "description": grid.description, "engine": engine, "verdict": verdict, "reason": reason,
+        "description": grid.description, "engine": engine, "liveness": liveness, "verdict": verdict, "reason": reason,
         "budget": {"max_states": grid.budget.max_states, "seconds": grid.budget.seconds},
         "scopes_total": len(order), "scopes_finished": len(done), "dropped": grid.dropped,
         "distinct_states": sum(r["distinct"] for r in done), "duration_s": round(duration_s, 2),
@@ -87,8 +96,22 @@ def build(grid: Grid, records: dict[str, dict], *, engine: str, interrupted: boo
         "scopes": [{k: r[k] for k in ("scope", "verdict", "reason", "distinct", "generated", "depth", "seconds")}
                    | {"cpu_seconds": r.get("cpu_seconds", 0.0),
                       "violations": [v["property"] for v in r["violations"]],
-                      "known": [k["property"] for k in r["known"]]} for r in done],
+                      "known": [k["property"] for k in r["known"]]}
+                   | ({"liveness": _scope_liveness(r["liveness_check"])} if "liveness_check" in r else {})
+                   for r in done],
     }
+
+
+def _lasso(entry: dict) -> dict:
+    """A liveness entry's lasso and known loop, as a record keeps them."""
+    return {k: entry[k] for k in ("loop", "known_loop") if entry.get(k) is not None}
+
+
+def _scope_liveness(check: dict) -> dict:
+    """A scope's liveness in `sweep.json`: its verdict, why it was not judged, the states of its
+    graph modulo controller epochs, the known loops it has (the record keeps the whole check)."""
+    return {"verdict": check["verdict"], "reason": check["reason"], "states": check["graph"]["states"],
+            "known_loops": [k["name"] for k in check["known_loops"]]}
 
 
 def exit_code(doc: dict) -> int:
@@ -114,7 +137,8 @@ def junit(doc: dict) -> ET.Element:
         if row["known_in"]:
             # as `kcm check` says it (kcm.checker.engine.report): a visible skip naming the Finding,
             # unless the property also fails somewhere
-            where = ", ".join(f"{e['scope']} ({e['finding']})" for e in row["known_in"])
+            where = ", ".join(f"{e['scope']} ({e['known_loop'] + ', ' if e.get('known_loop') else ''}{e['finding']})"
+                              for e in row["known_in"])
             if not row["broken_in"]:
                 skipped += 1
                 ET.SubElement(case, "skipped", message=f"known Kafka 2.6 behaviour in {len(row['known_in'])} "
@@ -155,18 +179,27 @@ def summary(doc: dict, reports: list[str]) -> list[str]:
         if row["broken_in"]:
             first = row["broken_in"][0]
             lines.append(f"  {row['property']}: violated in {len(row['broken_in'])} scope(s); shortest "
-                         f"{_steps(first['steps'])} in {first['scope']}"
+                         f"{_steps(first['steps'], first.get('loop'))} in {first['scope']}"
                          + (f": {first['trace']}" if first["trace"] else ""))
     for row in doc["properties"]:
-        if row["known_in"]:
-            first = row["known_in"][0]
-            lines.append(f"  {row['property']}: known Kafka 2.6 behaviour ({first['finding']}) in "
-                         f"{len(row['known_in'])} scope(s); shortest {_steps(first['steps'])} in {first['scope']}")
+        loops: dict[str, list[dict]] = {}   # a property's known loops apart, its known behaviour as one
+        for e in row["known_in"]:
+            loops.setdefault(e.get("known_loop", ""), []).append(e)
+        for loop, entries in loops.items():
+            first = entries[0]
+            what = f"known Kafka 2.6 loop {loop}" if loop else "known Kafka 2.6 behaviour"
+            lines.append(f"  {row['property']}: {what} ({first['finding']}) in {len(entries)} scope(s); "
+                         f"shortest {_steps(first['steps'], first.get('loop'))} in {first['scope']}")
+    if doc.get("liveness"):
+        verdicts = [s["liveness"]["verdict"] for s in doc["scopes"] if "liveness" in s]
+        lines.append(f"  liveness: held in {verdicts.count('held')} scope(s), violated in "
+                     f"{verdicts.count('violated')}, not judged in {verdicts.count('not judged')}")
     for g in doc["goals"]:
         if g["status"] == "not met":
             lines.append(f"  goal {g['goal']}: not met in any scope (the grid is vacuous for it)")
     if doc["cut_by_budget"]:
-        lines.append("  cut by the budget: " + ", ".join(c["scope"] for c in doc["cut_by_budget"]))
+        lines.append("  cut by the budget: " + ", ".join(
+            c["scope"] + (" (liveness search)" if c.get("search") == "liveness" else "") for c in doc["cut_by_budget"]))
     if doc["not_run"]:
         lines.append(f"  not run: {len(doc['not_run'])} scope(s)"
                      + (" (--fail-fast: stopped at the first violation)" if doc.get("stopped_at_first_violation")
@@ -177,5 +210,7 @@ def summary(doc: dict, reports: list[str]) -> list[str]:
     return lines
 
 
-def _steps(steps: int | None) -> str:
-    return "a goal never met" if steps is None else f"{steps} steps"
+def _steps(steps: int | None, loop: int | None = None) -> str:
+    if steps is None:
+        return "a goal never met"
+    return f"{steps} steps" if loop is None else f"lasso: {loop} steps to a cycle of {steps - loop}"

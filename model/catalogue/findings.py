@@ -36,6 +36,7 @@ from kcm.model.actions import (
     AdminPreferredElection,
     ControllerProcessEvent,
     LeaderExpandIsr,
+    NetworkDeliver,
     ZkConnectionLoss,
     ZkLoseReply,
 )
@@ -97,6 +98,105 @@ def _built(fn: Callable[..., bool]) -> MatcherFor:
 def _per_topic(fn: Callable[..., bool]) -> MatcherFor:
     """A matcher that tells topics apart: `fn(state, action, next_state, trace, ppt)`."""
     return lambda cfg, judge: lambda s, a, t, trace: fn(s, a, t, trace, cfg.partitions)
+
+
+# ---- Findings 4: a replica removed by a reassignment believes it leads, for good ------------------
+
+def _stops(request: Any, p: int) -> bool:
+    """`request` is a StopReplica for partition `p`."""
+    return request.kind is RequestKind.StopReplica and any(part.partition == p for part in request.partitions)
+
+
+def _stop_replica_missed(trace: Sequence[tuple[Any, Cluster]], p: int, b: int) -> bool:
+    """The last step that took broker `b` out of partition `p`'s assignment was an event of the
+    controller active after it (a failover included) that left `p` assigned: a reassignment, which
+    completed with `b` among its removing replicas (B2) or replaced one whose target held `b`
+    (`updateCurrentReassignment` stops the unneeded replicas at once,
+    kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala lines 619-621), not a
+    topic deletion, which empties the assignment. The StopReplica it owed `b` for `p` (B4/B5,
+    `stopRemovedReplicasOfReassignedPartition`) never took effect. Either the controller did not
+    hold `b` live with a channel to it (its session had expired while its process ran on), so
+    nothing was sent
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/ControllerChannelManager.scala `sendRequest`:
+    "Not sending request ... since it is offline"); or each StopReplica queued was lost: delivered
+    while fenced (a broker epoch older than `b`'s, `b` having re-registered before the controller
+    saw it bounce, or an older controller epoch:
+    kafka@2.6.x:core/src/main/scala/kafka/server/KafkaApis.scala `handleStopReplicaRequest`), or
+    dropped undelivered with the channel (`removeExistingBroker`, when the controller sees `b`
+    bounce or shuts its channel manager down on resigning, or its process dies). Nothing sends
+    another: the replica is NonExistentReplica to the controller and outside every
+    `replicasOnBrokers` that a later failover, BrokerChange or broker startup reads
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala onBrokerStartup,
+    onControllerFailover)."""
+    for i in range(len(trace) - 1, 0, -1):
+        before, (a, after) = trace[i - 1][1], trace[i]
+        if b in before.zk.assignment[p] and b not in after.zk.assignment[p]:
+            break
+    else:
+        return False
+    if not (type(a) is ControllerProcessEvent and after.brokers[a.broker].active and after.zk.assignment[p]):
+        return False
+    channel = a.broker * len(after.brokers) + b
+    queue = after.net[channel]
+    kept = len(before.net[channel]) if queue[:len(before.net[channel])] == before.net[channel] else 0
+    pending = [k for k in range(kept, len(queue)) if _stops(queue[k], p)]
+    if not pending:
+        ctx = after.brokers[a.broker].ctx
+        return not (ctx.live >> b & 1 and ctx.channel >> b & 1)
+    for j in range(i + 1, len(trace)):
+        prior, (act, now) = trace[j - 1][1], trace[j]
+        old, new = prior.net[channel], now.net[channel]
+        if type(act) is NetworkDeliver and act.src * len(now.brokers) + act.dst == channel:
+            if pending[0] == 0:
+                head, broker = old[0], prior.brokers[b]
+                if not (head.broker_epoch < broker.epoch or head.controller_epoch < broker.controller_epoch):
+                    return False  # applied: another cause left the replica leading
+                pending = pending[1:]
+            pending = [k - 1 for k in pending]
+        elif new[:len(old)] != old:
+            pending = []  # the channel was dropped
+        if not pending:
+            return True
+    return False
+
+
+def _believers_outside_assignment(t: Cluster) -> list[tuple[int, int]] | None:
+    """AtMostOneBelievedLeaderAfterQuiescence's violations that only brokers outside the
+    assignment make: None if an assigned broker other than the znode's leader believes it leads a
+    partition (no Finding's cause), else each (partition, broker) that believes it leads from
+    outside the partition's assignment."""
+    from kcm.model.catalogue.leadership import believed_leaders  # leadership.py names the Findings
+
+    extra = []
+    for p, z in enumerate(t.zk.partitions):
+        believers = believed_leaders(t, p)
+        assigned = [b for b in believers if b in t.zk.assignment[p]]
+        if len(assigned) > 1 or (assigned and assigned[0] != z.leader):
+            return None
+        extra += [(p, b) for b in believers if b not in t.zk.assignment[p]]
+    return extra
+
+
+def _removed_replicas_believe_they_lead(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+    """AtMostOneBelievedLeaderAfterQuiescence: among each partition's assigned brokers at most one
+    believes it leads, the znode's leader, and every other believer is outside the assignment, a
+    replica a reassignment removed whose StopReplica never took effect (`_stop_replica_missed`)."""
+    extra = _believers_outside_assignment(t)
+    if not extra:
+        return False
+    steps = trace()
+    return all(_stop_replica_missed(steps, p, b) for p, b in extra)
+
+
+REMOVED_REPLICA_LEADS = Finding(
+    4, "a replica removed by a reassignment can believe it leads, for good",
+    "docs/findings/removed-replica-leads.itf.json",
+    "at most one assigned broker believes it leads each partition, the znode's leader, and every "
+    "other believer is a broker that a reassignment (not a topic deletion) took out of the "
+    "assignment and whose StopReplica never took effect: the controller held it dead and sent none, "
+    "or the StopReplica was refused for a stale broker or controller epoch or dropped undelivered "
+    "with the channel",
+    {"AtMostOneBelievedLeaderAfterQuiescence": _built(_removed_replicas_believe_they_lead)})
 
 
 # ---- Findings 7: a lost reply to a partition-state create ------------------------------------------
@@ -442,11 +542,28 @@ def _leaderless_outside_assignment(partitions: Callable[[Cluster], Any]) -> Matc
     return lambda cfg, judge: matches
 
 
+def _deposed_believers_never_started(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+    """AtMostOneBelievedLeaderAfterQuiescence: among each partition's assigned brokers at most one
+    believes it leads, the znode's leader, and every other believer is outside the assignment, held
+    NonExistentReplica by an active controller, of a partition whose earlier reassignment was
+    written while it had no state znode: the reverse reassignment removed it without a StopReplica,
+    since every transition from NonExistentReplica but to NewReplica is refused
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala lines 450-483), so
+    the deposed leader is never told (the cause `_deposed_never_started` reads on the election)."""
+    extra = _believers_outside_assignment(t)
+    if not extra or not all(any(t.brokers[c].ctx.replica_states[p][b] is ReplicaState.NonExistentReplica
+                                for c in active_controllers(t)) for p, b in extra):
+        return False
+    steps = trace()
+    return all(_half_done(steps, p) for p, _ in extra)
+
+
 def _request_dropped_without_state_znode(s: Cluster, a: Any, t: Cluster, trace: LazyTrace, ppt: int) -> bool:
     """AdminRequestCarriedOutOrRefused: every request the step deleted unanswered is a
-    reassignment whose U1 the step wrote to `/brokers/topics` (adding or removing replicas it
-    changed) while the partition had no state znode, before and after: A1 threw, the error was
-    caught per partition as UNKNOWN_SERVER_ERROR and the request deleted
+    reassignment of a partition without a state znode, before and after, left with adding or
+    removing replicas in `/brokers/topics`: the step wrote its U1 (a first request), or found the
+    same target already written (a request repeated while the first is half-done), and A1 threw
+    either way; the error was caught per partition as UNKNOWN_SERVER_ERROR and the request deleted
     (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala lines 554-567, 654-662)."""
     from kcm.model.catalogue.admin import unanswered_requests  # admin.py names this Finding
 
@@ -454,7 +571,6 @@ def _request_dropped_without_state_znode(s: Cluster, a: Any, t: Cluster, trace: 
     return bool(left) and all(
         kind == "reassignment" and s.zk.partitions[p] == NO_ZNODE == t.zk.partitions[p]
         and bool(t.zk.adding[p] or t.zk.removing[p])
-        and (t.zk.adding[p], t.zk.removing[p]) != (s.zk.adding[p], s.zk.removing[p])
         for kind, p in left)
 
 
@@ -464,12 +580,13 @@ REASSIGNMENT_WITHOUT_STATE_ZNODE = Finding(
     "the partition's reassignment was written to /brokers/topics while it had no state znode (A1 threw "
     "before A2), and the property fails only for such partitions: the reassignment left with its "
     "request deleted and an adding replica never started, an assigned replica held NonExistentReplica, "
-    "a deposed leader held NonExistentReplica, or no leader with an ISR outside the assignment; or "
-    "the step that wrote it deleted its request unanswered",
+    "a deposed leader held NonExistentReplica (not told, or still believing it leads), or no leader "
+    "with an ISR outside the assignment; or a step that handled a request for it deleted the request unanswered",
     {"ReassignmentEventuallyCompletes": _built(_reassignment_left_half_done),
      "AdminRequestCarriedOutOrRefused": _per_topic(_request_dropped_without_state_znode),
      "ReplicaStatesMatchLiveness": _per_topic(_replicas_never_started),
      "DeposedLeaderNotified": _deposed_never_started,
+     "AtMostOneBelievedLeaderAfterQuiescence": _built(_deposed_believers_never_started),
      "OfflinePartitionWithLiveIsrGetsLeader":
          lambda cfg, judge: _leaderless_outside_assignment(_judged(cfg))(cfg, judge),
      "OfflinePartitionEventuallyOnline": _leaderless_outside_assignment(
@@ -720,7 +837,6 @@ ADDITION_WRITTEN_AWAY_BY_REASSIGNMENT = Finding(
     {"PartitionCountNeverDecreases": _per_topic(_written_away_from_context)})
 
 
-#: Every Finding a property names.
 # ---- Findings 17: an ElectLeaders request left unanswered -----------------------------------------
 
 def _elect_leaders_unanswered(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
@@ -751,7 +867,9 @@ ELECT_LEADERS_UNANSWERED = Finding(
     {"ElectLeadersAnswered": _built(_elect_leaders_unanswered)})
 
 
-FINDINGS: tuple[Finding, ...] = (DELETION_DURING_REASSIGNMENT, LOST_CREATE_REPLY, SHUTTING_DOWN_REJOINS_ISR,
+#: Every Finding a property names.
+FINDINGS: tuple[Finding, ...] = (REMOVED_REPLICA_LEADS, DELETION_DURING_REASSIGNMENT, LOST_CREATE_REPLY,
+                                 SHUTTING_DOWN_REJOINS_ISR,
                                  PREFERRED_ELECTION_ZNODE_STAYS, NO_CONTROLLER_AFTER_OPERATOR_MOVE,
                                  REASSIGNMENT_WITHOUT_STATE_ZNODE, STALE_STOP_REPLICA_ANSWER,
                                  REASSIGNMENT_COMPLETED_WITH_DEAD_TARGETS, REBALANCE_SKIPPED_DURING_REASSIGNMENT,
@@ -799,6 +917,20 @@ def reassignments_with_expiries(cfg: ModelConfig) -> bool:
     return isr_admission_of_2_6(cfg) and (
         _pair(cfg, cfg.max_reassignments > 0, cfg.max_session_expiries > 0, 1)
         or any("reassignment" in run and "session_expiry" in run for run in cfg.overlapping))
+
+
+def reassignments_with_lost_stop_replicas(cfg: ModelConfig) -> bool:
+    """A reassignment and, in one run, what can lose the StopReplica sent to a replica it removes:
+    a session expiry (the removed broker re-registers before the controller sees it bounce, or the
+    controller's own session expires and it resigns), a crash or a controlled shutdown of the
+    controller, or an operator's move of `/controller` (a resignation shuts the channel manager
+    down with its queues)."""
+    reassign = cfg.max_reassignments > 0
+    cold = (_pair(cfg, reassign, cfg.max_session_expiries > 0, 1) or _pair(cfg, reassign, cfg.max_broker_crashes > 0, 1)
+            or _pair(cfg, reassign, cfg.max_controller_moves > 0, 1)
+            or _pair(cfg, reassign, cfg.max_controlled_shutdowns > 0, 2))
+    losses = ("session_expiry", "broker_crash", "controller_move", "controlled_shutdown")
+    return cold or any("reassignment" in run and any(kind in run for kind in losses) for run in cfg.overlapping)
 
 
 def isr_admission_of_2_6_with_expiries(cfg: ModelConfig) -> bool:

@@ -22,9 +22,10 @@ scheduled rebalance elects every eligible preferred replica (2.6 skips them all 
 reassignment is in progress, Findings 14). Once settled (dead brokers left
 dead), no dead broker leads and a dead replica is in an ISR only as its sole member, and a
 partition with a live ISR member has a leader; once quiescent, every partition with a registered
-ISR member has a leader, at most one assigned broker believes it leads, every assigned broker
-follows the znode's leader, the leader caches the znode's ISR and zkVersion, and every assigned
-partition has its state znode. Topics queued for deletion are left out of the settled and
+ISR member has a leader, at most one broker believes it leads (Kafka 2.6 can leave a replica a
+reassignment removed believing it, Findings 4), every assigned broker follows the znode's
+leader, the leader caches the znode's ISR and zkVersion, and every assigned partition has its
+state znode. Topics queued for deletion are left out of the settled and
 quiescent ones (`views.judged_partitions`). Kafka 2.6 breaks some of them after a lost reply to
 a partition-state create (Findings 7).
 """
@@ -288,16 +289,26 @@ def offline_partition_eventually_online(s: Cluster, judge: Settledness = AFRESH)
                for z in s.zk.partitions if z != NO_ZNODE)
 
 
+def believed_leaders(s: Cluster, p: int) -> list[int]:
+    """The live brokers that believe they lead partition `p`: their replica names themselves as
+    leader and is not stopped (what `ReplicaManager` holds after a LeaderAndIsr that made it
+    leader, until a newer LeaderAndIsr or a StopReplica reaches it)."""
+    return [b for b, broker in enumerate(s.brokers)
+            if broker.up and broker.replicas[p].leader == b and not broker.replicas[p].stopped]
+
+
 def at_most_one_believed_leader(s: Cluster, judge: Settledness = AFRESH) -> bool:
-    """After quiescence, among the brokers in a partition's assignment (`/brokers/topics`) at most
-    one believes it leads the partition, and that one is the ZooKeeper leader. A broker outside the
-    assignment is not constrained: Kafka 2.6 can leave a replica that a reassignment removed
-    believing it leads, for good (docs/model.md, Findings 4)."""
+    """After quiescence, at most one broker believes it leads a partition, and that one is the
+    ZooKeeper leader: what an operator expects once nothing is left to heal, since a second
+    believer accepts produce requests from clients with stale metadata (with acks=1) beside the
+    real leader. Every live broker counts, in the partition's assignment or not: a replica the
+    controller removed must have been stopped (StopReplica) or told of the new leader
+    (LeaderAndIsr). Kafka 2.6 can leave a replica that a reassignment removed believing it leads
+    for good (Findings 4)."""
     if not judge.quiescent(s):
         return True
     for p, z in enumerate(s.zk.partitions):
-        believers = [b for b in s.zk.assignment[p]
-                     if s.brokers[b].replicas[p].leader == b and not s.brokers[b].replicas[p].stopped]
+        believers = believed_leaders(s, p)
         if len(believers) > 1 or (believers and believers[0] != z.leader):
             return False
     return True
@@ -310,7 +321,10 @@ def brokers_follow_the_leader(s: Cluster, ppt: int = 1, judge: Settledness = AFR
     request's replica list applies a newer leader epoch (kafka@2.6.x:core/src/main/scala/kafka/
     server/ReplicaManager.scala becomeLeaderOrFollower; core/src/main/scala/kafka/controller/
     ControllerChannelManager.scala addLeaderAndIsrRequestForBrokers). Topics queued for deletion
-    are stopped on purpose, and a replica outside the assignment is not judged (Findings 4)."""
+    are stopped on purpose. A replica outside the assignment has no leader to follow: what an
+    operator expects of it is that the controller stops and deletes it (StopReplica with
+    delete=true: ReassignmentDeletesRemovedReplicas, DeletedTopicLeavesNoReplica) and that it does
+    not believe it leads (AtMostOneBelievedLeaderAfterQuiescence)."""
     if not judge.quiescent(s):
         return True
     zk = s.zk
@@ -419,8 +433,10 @@ DECLARATIONS: tuple[Declaration, ...] = (
                           (findings.LOST_CREATE_REPLY, findings.lost_create_replies),
                           (findings.REASSIGNMENT_COMPLETED_WITH_DEAD_TARGETS, findings.reassignments_with_expiries))),
     Declaration("AtMostOneBelievedLeaderAfterQuiescence",
-                "once quiescent, at most one assigned broker believes it leads a partition, and that one is its leader",
-                Kind.LIVENESS, with_judge(at_most_one_believed_leader), where=Judged.QUIESCENT),
+                "once quiescent, at most one broker believes it leads a partition, and that one is its leader",
+                Kind.LIVENESS, with_judge(at_most_one_believed_leader), where=Judged.QUIESCENT,
+                findings=((findings.REMOVED_REPLICA_LEADS, findings.reassignments_with_lost_stop_replicas),
+                          (findings.REASSIGNMENT_WITHOUT_STATE_ZNODE, findings.reassignment_without_state_znode))),
     Declaration("BrokersFollowTheLeader",
                 "once quiescent, every assigned broker follows its partition znode's leader at the znode's "
                 "leader epoch",

@@ -476,3 +476,27 @@ def test_where_findings_14_applies() -> None:
     assert applies(dataclasses.replace(tiny, overlapping=(("reassignment", "auto_rebalance"),)))
     presets = ("tiny", "default", "deep", "four", "large", "zkfaults")
     assert not any(applies(load_preset(n)) for n in presets)
+
+
+# ---- Findings 11, reversed: every violation on its committed config is Findings 11's --------------
+
+
+def test_the_reversed_reassignment_config_breaks_only_what_findings_11_and_4_list() -> None:
+    """docs/findings/reassignment-without-state-znode-reversed.toml explored whole: every property
+    it breaks is excused by its cause, among them a repeated request for the target already
+    half-written (A1 throws again and the request is deleted unanswered: Findings 11) and the
+    deposed leader the reverse reassignment leaves believing it leads (Findings 11, the replica held
+    NonExistentReplica, and it is no case of Findings 4's lost StopReplica)."""
+    from kcm.checker.engine.bfs import explore
+    from kcm.model.checking.kafka_model import KafkaModel
+
+    from kcm.config import load_config_file
+
+    cfg = load_config_file(REPO / "docs/findings/reassignment-without-state-znode-reversed.toml")
+    result = explore(KafkaModel(cfg), stop_on_violation=False)
+    assert result.verdict == "pass" and result.stats.distinct == 137_306
+    assert {v.name: v.trace_length for v in result.known_violations} == {
+        "AdminRequestCarriedOutOrRefused": 7, "DeposedLeaderNotified": 11, "ReassignmentEventuallyCompletes": 17,
+        "OfflinePartitionWithLiveIsrGetsLeader": 17, "ReplicaStatesMatchLiveness": 17,
+        "AtMostOneBelievedLeaderAfterQuiescence": 22, "OfflinePartitionEventuallyOnline": 23}
+    assert "Findings 11" in KafkaModel(cfg).known_violations()["AtMostOneBelievedLeaderAfterQuiescence"].reason

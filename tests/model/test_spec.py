@@ -179,15 +179,20 @@ def test_a_removed_replica_may_keep_believing_it_leads() -> None:
 
     cfg = ModelConfig.from_mapping(LARGE)
     s = init_states(cfg)[0]
+    steps = [(None, s)]
     for a in REMOVED_REPLICA_BELIEVES_IT_LEADS:
         assert a in enabled_actions(cfg, s), a
-        s = step(cfg, s, a)
+        prev, s = s, step(cfg, s, a)
+        steps.append((a, s))
     assert quiescent(s)
     assert s.zk.assignment[0] == (2, 1) and s.zk.partitions[0].leader == 2
     stale = s.brokers[0].replicas[0]
     assert (stale.leader, stale.stopped) == (0, False) and stale.leader_epoch < s.zk.partitions[0].leader_epoch
-    # the restated invariant constrains the assigned replicas only, and they agree with ZooKeeper
-    assert at_most_one_believed_leader(s)
+    # what an operator expects is broken: two brokers believe they lead; it is Findings 4's own cause
+    # (the removed replica's StopReplica refused for a stale broker epoch), so it is excused as known
+    assert not at_most_one_believed_leader(s)
+    known = KafkaModel(cfg).known_violations()["AtMostOneBelievedLeaderAfterQuiescence"]
+    assert known.matches(prev, REMOVED_REPLICA_BELIEVES_IT_LEADS[-1], s, lambda: steps)
 
 
 def test_each_model_owns_what_it_remembers() -> None:

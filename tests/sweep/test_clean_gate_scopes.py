@@ -16,7 +16,8 @@ per session: each passes, complete, with exactly its known Findings.
   for deletion, cut by the bound, again not a deadlock;
 - reassignment with a lost reply or connection loss, RF 1: Findings 7 through a reassignment
   leaves the partition New and leaderless;
-- session expiry with a reassignment, RF 1: Findings 13 (and Findings 11);
+- session expiry with a reassignment, RF 1: Findings 13 (and Findings 11), and Findings 4: the
+  removed old leader's StopReplica is lost and it believes it leads for good;
 - session expiry with a controlled shutdown, RF 1 settled and cold, RF 2 settled: a model error
   since fixed (a controlled-shutdown answer to an older broker epoch), now without a deadlock.
 
@@ -51,8 +52,11 @@ EXPECTED: dict[str, tuple[int, set[tuple[str, tuple[int, ...]]]]] = {
     "b2-rf1-p1-reassign+lostack-cold": (5_346, F7 | F7_OFFLINE),
     "b2-rf1-p1-reassign+connloss-cold": (5_346, F7 | F7_OFFLINE),
     # Findings 11 applies here too (it needs a reassignment and a crash or expiry of its replica);
-    # the leaderless partition at 32 steps is Findings 13's, which Findings 11's matcher rejects
-    "b2-rf1-p1-expiry+reassign-cold": (84_329, {("ReassignmentEventuallyCompletes", (11,)),
+    # the leaderless partition at 32 steps is Findings 13's, which Findings 11's matcher rejects;
+    # the removed old leader still believing it leads is Findings 4's (its committed trace);
+    # both Findings apply to the property here, which lists them both
+    "b2-rf1-p1-expiry+reassign-cold": (84_329, {("AtMostOneBelievedLeaderAfterQuiescence", (4, 11)),
+                                                ("ReassignmentEventuallyCompletes", (11,)),
                                                 ("AdminRequestCarriedOutOrRefused", (11,)),
                                                 ("ReplicaStatesMatchLiveness", (11,)),
                                                 ("OfflinePartitionEventuallyOnline", (11, 13)),

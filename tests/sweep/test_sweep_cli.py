@@ -158,6 +158,12 @@ def test_kcm_check_sweeps_a_grid_as_its_last_stage(tmp_path, capsys):
     assert main(["check", "--preset", "tiny", "--no-explore", "--variant", "V5", "--grid", str(TINY),
                  "--engine", "local", "--out", str(bad), "--proof-brokers", "1"]) == 1
     assert json.loads((bad / "sweep-tiny-grid" / "sweep.json").read_text())["verdict"] == "violation"
+    # --liveness reaches the grid stage: every scope is judged by liveness too
+    live = tmp_path / "check-live"
+    assert main(["check", "--preset", "tiny", "--no-explore", "--liveness", "--grid", str(TINY), "--engine", "local",
+                 "--out", str(live), "--proof-brokers", "1"]) == 0
+    doc = json.loads((live / "sweep-tiny-grid" / "sweep.json").read_text())
+    assert doc["liveness"] is True and {s["liveness"]["verdict"] for s in doc["scopes"]} == {"held"}
 
 
 def test_kcm_check_refuses_an_unknown_grid_before_any_work(tmp_path, capsys):

@@ -163,6 +163,7 @@ def test_the_por_reads_are_as_before(preset: str) -> None:
             assert reads(d.name) == expected.get(d.name), d.name
 
 
+F4 = "Findings 4: a replica removed by a reassignment can believe it leads, for good"
 F8 = "Findings 8: a shutting-down broker rejoins the ISR"
 F9 = "Findings 9: a preferred election for a partition without leadership stays in ZooKeeper"
 F10 = "Findings 10: /controller deleted while the controller's own watch is spent leaves no controller"
@@ -171,7 +172,7 @@ F10 = "Findings 10: /controller deleted while the controller's own watch is spen
 @pytest.mark.parametrize("preset, expected", [
     ("tiny", {"NoShuttingDownJoinsIsr": F8, "AdminZnodesConsumed": F9, "PreferredElectionZnodeConsumed": F9}),
     ("default", {"NoShuttingDownJoinsIsr": F8, "AdminZnodesConsumed": F9, "PreferredElectionZnodeConsumed": F9,
-                 "ActiveControllerOnceSettled": F10}),
+                 "ActiveControllerOnceSettled": F10, "AtMostOneBelievedLeaderAfterQuiescence": F4}),
 ])
 def test_the_known_violations_are_as_before(preset: str, expected: dict) -> None:
     assert known_violations(config.load_preset(preset)) == expected

@@ -54,6 +54,7 @@ APPLIES: dict[str, tuple[dict[str, int], list[tuple[str, int]]]] = {
     "DeletedTopicLeavesNoReplica": ({"max_topic_deletions": 1, "max_controller_moves": 1, "max_perturbations": 2}, []),
     "AutoRebalanceElectsPreferred": ({"max_reassignments": 1}, []),
     "AdminRequestCarriedOutOrRefused": ({"max_perturbations": -1}, []),
+    "AtMostOneBelievedLeaderAfterQuiescence": ({"max_perturbations": -1}, []),
     "PartitionCountNeverDecreases": ({}, []),
     "ElectLeadersAnswered": ({}, []),
 }
@@ -98,6 +99,105 @@ def test_the_clean_model_violates_them_only_as_its_findings(config) -> None:
     result = explore(KafkaModel(_config(names[0])), properties=names, stop_on_violation=False, goals_required=False,
                      max_depth=depth)
     assert result.verdict in ("pass", "incomplete") and not result.violations, result.summary_lines()
+
+
+# ---- Findings 4: a believer outside the assignment is excused only for its own cause ---------------
+
+
+def _findings_4_trace():
+    """Findings 4's committed trace replayed: (model, steps, index of the step that completes the
+    reassignment)."""
+    from pathlib import Path
+
+    from kcm.checker.engine.itf import read_itf
+    from kcm.checker.engine.replay import model_from_meta, replay_itf
+    from kcm.model.catalogue.findings import REMOVED_REPLICA_LEADS
+
+    trace = read_itf(Path(__file__).resolve().parents[3] / REMOVED_REPLICA_LEADS.trace)
+    model = model_from_meta(trace.meta)
+    actions, states = replay_itf(trace, model)
+    steps = [(None, states[0]), *zip(actions, states[1:])]
+    done = next(i for i in range(1, len(steps)) if steps[i - 1][1].zk.assignment != steps[i][1].zk.assignment
+                and not steps[i][1].zk.removing[0])
+    return model, steps, done
+
+
+def _matches(model, steps) -> bool:
+    (_, before), (action, after) = steps[-2], steps[-1]
+    return model.known_violations()["AtMostOneBelievedLeaderAfterQuiescence"].matches(
+        before, action, after, lambda: steps)
+
+
+def test_findings_4_trace_leaves_the_removed_replica_leading_and_is_excused() -> None:
+    """Controller 0 completes the reassignment (0) -> (1) at step 11 and queues StopReplica for
+    its own removed replica; its session expires and its resignation drops the queue (step 14).
+    At quiescence broker 0 still believes it leads partition 0, at leader epoch 1, beside the
+    leader 1 at leader epoch 3: the property fails, and Findings 4's matcher excuses it."""
+    from kcm.model.catalogue.leadership import at_most_one_believed_leader, believed_leaders
+    from kcm.model.catalogue.settledness import quiescent
+
+    model, steps, done = _findings_4_trace()
+    end = steps[-1][1]
+    assert done == 11 and len(steps) == 24
+    assert any(r.kind.name == "StopReplica" for r in steps[done][1].net[0])       # queued 0 -> 0
+    assert quiescent(end) and not at_most_one_believed_leader(end)
+    assert end.zk.assignment == ((1,),) and end.zk.partitions[0][:2] == (1, 3)
+    assert believed_leaders(end, 0) == [0, 1] and end.brokers[0].replicas[0].leader_epoch == 1
+    assert _matches(model, steps)
+
+
+def test_a_removed_replica_whose_stop_replica_was_never_sent_to_a_live_broker_is_not_findings_4() -> None:
+    """The same trace with the StopReplica never queued (broker 0 live to the controller): the
+    removed replica was not stopped, a controller mistake, not Findings 4."""
+    model, steps, done = _findings_4_trace()
+    unsent = []
+    for i, (a, s) in enumerate(steps):
+        if i >= done:
+            net = (tuple(r for r in s.net[0] if r.kind.name != "StopReplica"), *s.net[1:])
+            s = s._replace(net=net)
+        unsent.append((a, s))
+    assert not _matches(model, unsent)
+
+
+def test_a_believer_outside_the_assignment_that_no_reassignment_removed_is_not_findings_4() -> None:
+    """The same trace with the step that took broker 0 out of the assignment emptying it, as a
+    topic deletion does: a deleted topic's replica left believing it leads is not Findings 4."""
+    model, steps, done = _findings_4_trace()
+    deleted = [(a, s._replace(zk=s.zk._replace(assignment=((),))) if i >= done else s)
+               for i, (a, s) in enumerate(steps)]
+    assert not _matches(model, deleted)
+
+
+def test_a_believer_inside_the_assignment_other_than_the_leader_is_not_findings_4() -> None:
+    """The same last state with the znode's leader changed: the assigned believer, broker 1, is
+    not the leader, whatever happened to broker 0."""
+    model, steps, _ = _findings_4_trace()
+    a, end = steps[-1]
+    moved = end._replace(zk=end.zk._replace(partitions=(end.zk.partitions[0]._replace(leader=-1),)))
+    assert not _matches(model, [*steps[:-1], (a, moved)])
+
+
+def test_where_findings_4_applies() -> None:
+    """A reassignment with what can lose its StopReplica in one run: a session expiry, a crash, a
+    controlled shutdown or a move of /controller; not a reassignment alone, nor with a lost reply."""
+    import dataclasses
+
+    from kcm.model.catalogue.findings import reassignments_with_lost_stop_replicas as applies
+    from kcm.model.config import ModelConfig
+
+    from kcm.config import load_preset
+
+    base = ModelConfig.from_mapping(dict(brokers=2, replication_factor=1, max_broker_crashes=0,
+                                         max_session_expiries=0, max_reassignments=1, max_perturbations=2))
+    assert not applies(base) and not applies(dataclasses.replace(base, max_lost_acks=1))
+    for field in ("max_session_expiries", "max_broker_crashes", "max_controller_moves", "max_controlled_shutdowns"):
+        assert applies(dataclasses.replace(base, **{field: 1})), field
+        assert not applies(dataclasses.replace(base, **{field: 1}, max_perturbations=1)), field
+    tiny = load_preset("tiny")
+    assert applies(dataclasses.replace(tiny, overlapping=(("reassignment", "controller_move"),)))
+    assert not applies(dataclasses.replace(tiny, overlapping=(("reassignment", "lost_ack"),)))
+    presets = ("tiny", "default", "deep", "four", "large", "zkfaults")
+    assert [n for n in presets if applies(load_preset(n))] == ["default", "deep", "large"]
 
 
 # ---- the engine: every violating state classified ------------------------------------------------
