@@ -10,8 +10,9 @@ builds the one `Cluster` value the model would be in. Comparing `abstract(impl)`
   registrations, its incarnations, as the model numbers them; `incarnations` counts them per
   broker), `/brokers/topics/<t>` (replicas, adding, removing), the
   partition state znodes with their zkVersions, `/admin/reassign_partitions`,
-  `/admin/preferred_replica_election`, `/admin/delete_topics/*`, and the partitions named by
-  pending `/isr_change_notification/*` znodes. Sessions: a broker's bit is set while the session of
+  `/admin/preferred_replica_election`, `/admin/delete_topics/*`, the partitions named by
+  pending `/isr_change_notification/*` znodes, and the topics whose `/config/topics/<t>` switches
+  unclean leader election on. Sessions: a broker's bit is set while the session of
   its latest process is live on the server.
 * Watches. A broker has a watch bit when the server has that watch armed for the broker's session
   *and* the broker's ZooKeeper client has a handler registered for the path (a notification without
@@ -40,7 +41,9 @@ from kcm.impl.layout import Layout
 from kcm.impl.requests import ControlRequest, Errors, LeaderAndIsrRequest, StopReplicaRequest
 from kcm.impl.zk.memory import WatchKind
 from kcm.impl.zk_data import (
+    UNCLEAN_LEADER_ELECTION_ENABLE,
     BrokerIdsZNode,
+    ConfigEntityZNode,
     ControllerEpochZNode,
     ControllerZNode,
     DeleteTopicsZNode,
@@ -190,10 +193,17 @@ def _abstract_zk(cluster, layout: Layout, snapshot, number: _Numbering) -> Zk:
             if p is not None:
                 isr_changes |= 1 << p
     watches = tuple(_abstract_watches(cluster, b, layout, live_sessions) for b in range(nb))
+    unclean_topics = 0
+    for child in _children(snapshot, ConfigEntityZNode.path("topics", "").rstrip("/")):
+        t = layout.topic_index(child)
+        data = _data(snapshot, ConfigEntityZNode.path("topics", child))
+        if t is not None and data is not None and \
+                ConfigEntityZNode.decode(data).get(UNCLEAN_LEADER_ELECTION_ENABLE, "").lower() == "true":
+            unclean_topics |= 1 << t
     return Zk(session, controller, controller_epoch, broker_epochs,
               tuple(number.incarnations.get(b, 0) for b in range(nb)),
               tuple(assignment), tuple(adding), tuple(removing), tuple(partitions), tuple(reassign), preferred,
-              delete_topics, isr_changes, watches)
+              delete_topics, isr_changes, watches, unclean_topics)
 
 
 def _abstract_watches(cluster, b: int, layout: Layout, live_sessions) -> int:
@@ -295,6 +305,12 @@ def _abstract_event(event: ev.ControllerEvent, layout: Layout, number: _Numberin
     if isinstance(event, ev.TopicDeletionStopReplicaResponseReceived):
         mask = mask_of(layout.number(tp) for tp, _ in event.partition_errors)
         return Event(kind, event.replica_id, -mask if event.request_error is not Errors.NONE else mask)
+    if isinstance(event, ev.ReplicaLeaderElection) and event.partitions is not None:
+        (tp,) = event.partitions   # the model's request names one partition
+        return Event(kind, layout.number(tp), event.election_type.value)
+    if isinstance(event, ev.TopicUncleanLeaderElectionEnable):
+        t = layout.topic_index(event.topic)
+        return Event(kind, NONE if t is None else t)
     return Event(kind)
 
 

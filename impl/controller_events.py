@@ -9,8 +9,8 @@ queue is cleared before they run (KAFKA-8294, in 2.3.0).
 The set is the model's (`kcm.model.cluster.EventKind`), plus `ShutdownEventThread`. Kafka's events
 for features outside the model are not implemented: log-dir failures (LogDirEventNotification,
 LeaderAndIsrResponseReceived), broker endpoint changes (BrokerModifications), partition additions
-(PartitionModifications), the AdminClient APIs (ApiPartitionReassignment, ListPartitionReassignments,
-AdminClient-triggered elections) and unclean-election config changes.
+(PartitionModifications), the reassignment APIs (ApiPartitionReassignment, ListPartitionReassignments)
+and the cluster-wide unclean-election switch (UncleanLeaderElectionEnable).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from kcm.impl.requests import Errors
+from kcm.impl.requests import ElectionType, Errors
 from kcm.impl.zk_data import TopicPartition
 
 
@@ -85,7 +85,30 @@ class ShutdownEventThread(ControllerEvent):
 
 @dataclass(frozen=True, repr=False)
 class ReplicaLeaderElection(ControllerEvent):
-    """A ZooKeeper-triggered preferred election (`ReplicaLeaderElection(None, PREFERRED, ZkTriggered)`)."""
+    """`ReplicaLeaderElection(partitions, electionType, electionTrigger, callback)`: with no
+    partitions, the ZooKeeper-triggered preferred election of `/admin/preferred_replica_election`
+    (`ReplicaLeaderElection(None, PREFERRED, ZkTriggered)`); with partitions, an AdminClient's
+    ElectLeaders request (`AdminClientTriggered`), whose `callback` gets, per partition, the new
+    leader or the error."""
+
+    partitions: frozenset[TopicPartition] | None = None
+    election_type: ElectionType = ElectionType.PREFERRED
+    callback: Callable[[dict[TopicPartition, int | Errors]], None] | None = field(default=None, compare=False)
+
+    def __repr__(self) -> str:
+        if self.partitions is None:
+            return "ReplicaLeaderElection"
+        return f"ReplicaLeaderElection({sorted(map(str, self.partitions))}, {self.election_type.name})"
+
+
+@dataclass(frozen=True, repr=False)
+class TopicUncleanLeaderElectionEnable(ControllerEvent):
+    """Unclean leader election switched on for `topic` at run time (a dynamic topic config)."""
+
+    topic: str
+
+    def __repr__(self) -> str:
+        return f"TopicUncleanLeaderElectionEnable({self.topic})"
 
 
 @dataclass(frozen=True, repr=False)

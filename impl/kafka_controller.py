@@ -72,10 +72,11 @@ from kcm.impl.partition_state_machine import PartitionLeaderElectionStrategy as 
 from kcm.impl.partition_state_machine import PartitionStateMachine
 from kcm.impl.replica_state_machine import ReplicaStateMachine
 from kcm.impl.request_batch import ControllerBrokerRequestBatch
-from kcm.impl.requests import Errors, StopReplicaRequest, StopReplicaResponse
+from kcm.impl.requests import ElectionType, Errors, StopReplicaRequest, StopReplicaResponse
 from kcm.impl.timeline import Timeline
 from kcm.impl.topic_deletion_manager import TopicDeletionManager
 from kcm.impl.zk.handlers import StateChangeHandler
+from kcm.impl.zk.protocol import SessionExpiredError
 from kcm.impl.zk_data import Broker, ReplicaAssignment, TopicPartition, TopicPartitionsZNode
 from kcm.model.states import PartitionState as P
 from kcm.model.states import ReplicaState as R
@@ -237,6 +238,9 @@ class KafkaController(ReassignmentMixin):
     def preempt(self, event: ev.ControllerEvent) -> None:
         if isinstance(event, ev.ControlledShutdown):
             event.callback(ControllerMovedException("Controller moved to another broker"))
+        elif isinstance(event, ev.ReplicaLeaderElection) and event.partitions is not None and event.callback:
+            # `preemptReplicaLeaderElection` (KafkaController.scala lines 1715-1724)
+            event.callback({tp: Errors.NOT_CONTROLLER for tp in event.partitions})
 
     def _clear_batches(self) -> None:
         for batch in self._batches:
@@ -547,7 +551,15 @@ class KafkaController(ReassignmentMixin):
 
     # ---- handlers: preferred elections ---------------------------------------------------------
 
-    def _process_replica_leader_election(self, _: ev.ReplicaLeaderElection) -> None:
+    def elect_leaders(self, partitions: Iterable[TopicPartition], election_type: ElectionType, callback) -> None:
+        """`electLeaders`: an ElectLeaders request from the AdminClient, queued; `callback` gets
+        the answer per partition (KafkaController.scala lines 1697-1703)."""
+        self.event_manager.put(ev.ReplicaLeaderElection(frozenset(partitions), election_type, callback))
+
+    def _process_replica_leader_election(self, event: ev.ReplicaLeaderElection) -> None:
+        if event.partitions is not None:
+            self._process_admin_replica_leader_election(event)
+            return
         if not self.is_active:
             return
         zk, ctx = self._zk, self.context
@@ -563,6 +575,74 @@ class KafkaController(ReassignmentMixin):
             if info.leader_and_isr.leader != ctx.partition_replica_assignment(tp)[0]:
                 electable.append(tp)
         self._on_replica_election(electable, _ZK_TRIGGERED)
+
+    def _process_admin_replica_leader_election(self, event: ev.ReplicaLeaderElection) -> None:
+        """`processReplicaLeaderElection(Some(partitions), electionType, AdminClientTriggered, callback)`
+        (KafkaController.scala lines 1726-1799): no znode or watch; unknown partitions and those of
+        topics queued for deletion answered so; a preferred election where the leader is not the
+        first assigned replica, an unclean one where it is -1 or not live; `onReplicaElection`
+        with `OfflinePartitionLeaderElectionStrategy(allowUnclean = true)` for the unclean one.
+        `partitionLeadershipInfo(partition)` throws for a partition without leadership, and the
+        callback is never called (`process` logs the error)."""
+        assert event.partitions is not None and event.callback is not None
+        if not self.is_active:
+            event.callback({tp: Errors.NOT_CONTROLLER for tp in event.partitions})
+            return
+        ctx = self.context
+        known_partitions = set(ctx.all_partitions())
+        answers: dict[TopicPartition, int | Errors] = {}
+        electable: list[TopicPartition] = []
+        preferred = event.election_type is ElectionType.PREFERRED
+        for tp in sorted(event.partitions):
+            if tp not in known_partitions:
+                answers[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
+            elif self.topic_deletion_manager.is_topic_queued_up_for_deletion(tp.topic):
+                answers[tp] = Errors.INVALID_TOPIC_EXCEPTION
+        for tp in sorted(event.partitions):
+            if tp in answers:
+                continue
+            info = ctx.partition_leadership_info.get(tp)
+            if info is None:
+                raise NoSuchElementException(f"partitionLeadershipInfo({tp})")
+            leader = info.leader_and_isr.leader
+            if preferred:
+                needed = leader != ctx.partition_replica_assignment(tp)[0]
+            else:
+                needed = leader == -1 or leader not in ctx.live_broker_ids
+            if needed:
+                electable.append(tp)
+            else:
+                answers[tp] = Errors.ELECTION_NOT_NEEDED
+        strategy = Strategy.PREFERRED if preferred else Strategy.OFFLINE_ALLOW_UNCLEAN
+        results = self.partition_state_machine.handle_state_changes(electable, P.OnlinePartition, strategy)
+        failed = Errors.PREFERRED_LEADER_NOT_AVAILABLE if preferred else Errors.ELIGIBLE_LEADERS_NOT_AVAILABLE
+        for tp in electable:
+            if tp in results:
+                answers[tp] = results[tp].leader
+            else:
+                answers[tp] = failed if self._session_live() else Errors.UNKNOWN_SERVER_ERROR
+        event.callback(answers)
+
+    def _session_live(self) -> bool:
+        """Whether the controller's ZooKeeper session still answers (a failed election on an
+        expired one is SESSIONEXPIRED, answered `ApiError.fromThrowable`: UNKNOWN_SERVER_ERROR)."""
+        try:
+            self._zk.get_controller_id_unwatched()
+        except SessionExpiredError:
+            return False
+        return True
+
+    def enable_topic_unclean_leader_election(self, topic: str) -> None:
+        """`enableTopicUncleanLeaderElection` (KafkaController.scala lines 197-201), called by the
+        broker's config-change handler: queued only while this controller module is active."""
+        if self.is_active:
+            self.event_manager.put(ev.TopicUncleanLeaderElectionEnable(topic))
+
+    def _process_topic_unclean_leader_election_enable(self, event: ev.TopicUncleanLeaderElectionEnable) -> None:
+        """`processTopicUncleanLeaderElectionEnable` (lines 1103-1107)."""
+        if not self.is_active:
+            return
+        self.partition_state_machine.trigger_online_partition_state_change(event.topic)
 
     def _on_replica_election(self, partitions: list[TopicPartition], trigger: str) -> dict:
         """`onReplicaElection(partitions, PREFERRED, trigger)`; a ZooKeeper-triggered one then deletes
@@ -746,6 +826,7 @@ class KafkaController(ReassignmentMixin):
     def delete_topic(self, topic: str, epoch_zk_version: int) -> None:
         zk = self._zk
         zk.delete_topic_znode(topic, epoch_zk_version)
+        zk.delete_topic_configs([topic], epoch_zk_version)
         zk.delete_topic_deletions([topic], epoch_zk_version)
 
     def delete_topic_deletions(self, topics: list[str], epoch_zk_version: int) -> None:
@@ -809,4 +890,5 @@ KafkaController._handlers = {
     ev.TopicDeletion: KafkaController._process_topic_deletion,
     ev.TopicDeletionStopReplicaResponseReceived: KafkaController._process_topic_deletion_stop_replica_response_received,
     ev.TopicChange: KafkaController._process_topic_change,
+    ev.TopicUncleanLeaderElectionEnable: KafkaController._process_topic_unclean_leader_election_enable,
 }

@@ -43,8 +43,9 @@ from kcm.impl.network import BrokerUnavailable, Network
 from kcm.impl.replica_manager import ReplicaManager
 from kcm.impl.requests import ControlledShutdownRequest, ControlledShutdownResponse, Errors
 from kcm.impl.timeline import Timeline
+from kcm.impl.zk.handlers import ZNodeChildChangeHandler
 from kcm.impl.zk.protocol import SessionState, ZooKeeper
-from kcm.impl.zk_data import Broker
+from kcm.impl.zk_data import Broker, ConfigEntityChangeNotificationZNode
 
 log = get_logger(__name__)
 
@@ -120,6 +121,12 @@ class KafkaServer:
         self.controller.startup()
         if self._threaded:
             self._start_thread("replica-maintenance", self._replica_maintenance)
+            # DynamicConfigManager's change-notification listener: the stepped cluster delivers
+            # each notification itself, in the admin's step, as the model does
+            self._config_changes_seen: set[str] = set()
+            self.zk_client.make_sure_persistent_path_exists(ConfigEntityChangeNotificationZNode.path)
+            self.zk_client.register_znode_child_change_handler(_ConfigChangeHandler(self))
+            self._on_config_changes()
 
     def crash(self) -> None:
         """The process dies: nothing more is sent, answered or written; the session lives on."""
@@ -190,6 +197,34 @@ class KafkaServer:
         self.zk_client.reinitialize(session)
         self.zk_session_believed_alive = True
         self.controller.after_initializing_session()
+
+    # ---- dynamic configs ---------------------------------------------------------------------
+
+    def _on_config_changes(self) -> None:
+        """`ZkNodeChangeNotificationListener.processNotifications`: the notifications not seen yet,
+        in order (the read re-arms the child watch)."""
+        if not self.alive:
+            return
+        children = sorted(self.zk_client.get_config_change_notifications())
+        for child in children:
+            if child in self._config_changes_seen:
+                continue
+            self._config_changes_seen.add(child)
+            entity_path = self.zk_client.get_config_change_entity(child)
+            if entity_path is not None:
+                self.process_config_change(entity_path)
+
+    def process_config_change(self, entity_path: str) -> None:
+        """The config-change listener's notification for `entity_path` (`topics/<t>`):
+        `TopicConfigHandler.processConfigChanges` reads the topic's config and, when it switches
+        unclean leader election on, tells the controller module
+        (kafka@2.6.x:core/src/main/scala/kafka/server/ConfigHandler.scala lines 84-90). Other
+        entities' changes are outside the model."""
+        entity_type, _, topic = entity_path.partition("/")
+        if entity_type != "topics" or not self.alive:
+            return
+        if self.zk_client.unclean_leader_election_enabled(topic, False):
+            self.controller.enable_topic_unclean_leader_election(topic)
 
     # ---- controlled shutdown -----------------------------------------------------------------
 
@@ -269,3 +304,16 @@ class KafkaServer:
                 manager.maybe_propagate_isr_changes()
             except KafkaException as error:   # a session that just expired: the next round retries
                 log.debug("broker %d: ISR maintenance failed: %r", self.broker_id, error)
+
+
+class _ConfigChangeHandler(ZNodeChildChangeHandler):
+    """The child watch on `/config/changes` (kafka@2.6.x:core/src/main/scala/kafka/common/
+    ZkNodeChangeNotificationListener.scala `ChangeNotificationHandler`)."""
+
+    path = ConfigEntityChangeNotificationZNode.path
+
+    def __init__(self, server: KafkaServer) -> None:
+        self._server = server
+
+    def handle_child_change(self) -> None:
+        self._server._on_config_changes()

@@ -61,9 +61,13 @@ from kcm.impl.zk.protocol import (
 )
 from kcm.impl.zk_data import (
     PERSISTENT_ZK_PATHS,
+    UNCLEAN_LEADER_ELECTION_ENABLE,
     Broker,
     BrokerIdsZNode,
     BrokerIdZNode,
+    ConfigEntityChangeNotificationSequenceZNode,
+    ConfigEntityChangeNotificationZNode,
+    ConfigEntityZNode,
     ControllerEpochZNode,
     ControllerZNode,
     DeleteTopicsTopicZNode,
@@ -348,6 +352,46 @@ class KafkaZkClient:
 
     def delete_topic_znode(self, topic: str, expected_controller_epoch_zk_version: int) -> None:
         self.delete_recursive(TopicZNode.path(topic), expected_controller_epoch_zk_version)
+
+    def delete_topic_configs(self, topics: Iterable[str], expected_controller_epoch_zk_version: int) -> None:
+        """`deleteTopicConfigs`: the topics' `/config/topics/<t>`, fenced (the end of a deletion)."""
+        for topic in topics:
+            with contextlib.suppress(NoNodeError):
+                self._fenced(DeleteOp(ConfigEntityZNode.path("topics", topic)), expected_controller_epoch_zk_version)
+
+    # ---- dynamic topic configs -------------------------------------------------------------------
+
+    def change_topic_config(self, topic: str, config: Mapping[str, str]) -> None:
+        """The admin side of `kafka-configs.sh --alter --entity-type topics` (`AdminZkClient.changeTopicConfig`,
+        unfenced): `/config/topics/<t>` set, then a change notification created."""
+        path = ConfigEntityZNode.path("topics", topic)
+        data = ConfigEntityZNode.encode(config)
+        try:
+            self._retry(lambda: self._zk.set_data(path, data))
+        except NoNodeError:
+            self.create_recursive(path, data)
+        self.make_sure_persistent_path_exists(ConfigEntityChangeNotificationZNode.path)
+        self._retry(lambda: self._zk.create(ConfigEntityChangeNotificationSequenceZNode.path(),
+                                            ConfigEntityChangeNotificationSequenceZNode.encode(f"topics/{topic}"),
+                                            sequential=True))
+
+    def get_topic_config(self, topic: str) -> dict[str, str]:
+        """`/config/topics/<t>`'s overrides ({} when it has none)."""
+        data = self._get_data_or_none(ConfigEntityZNode.path("topics", topic))
+        return {} if data is None else ConfigEntityZNode.decode(data[0])
+
+    def unclean_leader_election_enabled(self, topic: str, default: bool) -> bool:
+        """`getLogConfigs(topics, config.originals)(topic).uncleanLeaderElectionEnable`: the topic's
+        override, else the broker's default."""
+        value = self.get_topic_config(topic).get(UNCLEAN_LEADER_ELECTION_ENABLE)
+        return default if value is None else value.strip().lower() == "true"
+
+    def get_config_change_notifications(self, register_watch: bool = True) -> list[str]:
+        return self.get_children(ConfigEntityChangeNotificationZNode.path, register_watch)
+
+    def get_config_change_entity(self, child: str) -> str | None:
+        data = self._get_data_or_none(f"{ConfigEntityChangeNotificationZNode.path}/{child}")
+        return None if data is None else ConfigEntityChangeNotificationSequenceZNode.decode(data[0])
 
     # ---- partition reassignment (the legacy znode) ----------------------------------------------
 

@@ -95,11 +95,12 @@ class PartitionStateMachine:
     def shutdown(self) -> None:
         """Nothing to stop: the states live in the context."""
 
-    def trigger_online_partition_state_change(self) -> dict[TopicPartition, LeaderAndIsr]:
-        """New and Offline partitions of topics not queued for deletion -> Online (clean offline election)."""
+    def trigger_online_partition_state_change(self, topic: str | None = None) -> dict[TopicPartition, LeaderAndIsr]:
+        """New and Offline partitions of topics not queued for deletion -> Online (offline election,
+        unclean only where the topic's config allows it); of `topic` alone when given."""
         ctx = self._context
         partitions = [tp for tp in ctx.partitions_in_states((P.OfflinePartition, P.NewPartition))
-                      if not ctx.is_topic_queued_up_for_deletion(tp.topic)]
+                      if not ctx.is_topic_queued_up_for_deletion(tp.topic) and topic in (None, tp.topic)]
         return self.handle_state_changes(partitions, P.OnlinePartition, PartitionLeaderElectionStrategy.OFFLINE)
 
     # ---- state changes -----------------------------------------------------------------------
@@ -293,8 +294,12 @@ class PartitionStateMachine:
         assignment = ctx.partition_replica_assignment(tp)
         online = ctx.live_broker_ids
         if strategy in (PartitionLeaderElectionStrategy.OFFLINE, PartitionLeaderElectionStrategy.OFFLINE_ALLOW_UNCLEAN):
-            # collectUncleanLeaderElectionState: the topic's unclean setting, unless the admin forced it
-            unclean = strategy is PartitionLeaderElectionStrategy.OFFLINE_ALLOW_UNCLEAN or self._unclean_enabled
+            # collectUncleanLeaderElectionState: unless the admin forced it, the topic's config is
+            # read (`getLogConfigs`, the broker's default under the topic's overrides) for a
+            # partition without a live ISR member
+            unclean = strategy is PartitionLeaderElectionStrategy.OFFLINE_ALLOW_UNCLEAN or (
+                not any(r in online for r in current.isr)
+                and self._zk.unclean_leader_election_enabled(tp.topic, self._unclean_enabled))
             return leader_for_offline(assignment, current, online, unclean)
         if strategy is PartitionLeaderElectionStrategy.REASSIGN:
             return leader_for_reassign(target_replicas(ctx.partition_full_replica_assignment(tp)), current, online)

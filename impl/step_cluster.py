@@ -21,6 +21,8 @@ mode. Nothing happens unless something calls one of its operations; which one ru
 | BrokerShutdown(b)                 | `KafkaServer.shutdown()` (the session closes)                     |
 | AdminPreferredElection, AdminReassign, AdminReassignPartitions, AdminDeleteTopic, AdminCreateTopic, AdminMoveController | an admin session writes the znode |
 | AdminAddPartitions(t, replicas)   | the admin side of CreatePartitions (`AdminZkClient.add_partitions`) rewrites /brokers/topics/t |
+| AdminElectLeaders(p, unclean)     | an ElectLeaders request to the broker named in /controller: `controller.elect_leaders` |
+| AdminEnableUncleanElection(t)     | the admin writes /config/topics/t and a change notification; each running broker's config handler hears it |
 | SchedulerAutoRebalance(b)         | b's controller timer puts AutoPreferredReplicaLeaderElection      |
 | ZkLoseReply(b)                    | as ControllerProcessEvent(b), with the embedded ZooKeeper losing the reply to the event's first partition-state write |
 | ZkConnectionLoss(b)               | the same, the write in flight when b's connection drops and comes back (`drop_connection`) |
@@ -47,10 +49,11 @@ from kcm.impl.kafka_zk_client import KafkaZkClient
 from kcm.impl.layout import Layout
 from kcm.impl.model_alignment import ModelAlignment
 from kcm.impl.network import Network
+from kcm.impl.requests import ElectionType, Errors
 from kcm.impl.scheduler import Scheduler
 from kcm.impl.timeline import Timeline
 from kcm.impl.zk.memory import Delivery, MemoryZooKeeperServer
-from kcm.impl.zk_data import ControllerZNode, TopicPartition
+from kcm.impl.zk_data import UNCLEAN_LEADER_ELECTION_ENABLE, ControllerZNode, TopicPartition
 from kcm.model import actions as a
 from kcm.model.cluster import Budget
 from kcm.model.config import ModelConfig
@@ -85,6 +88,8 @@ class StepCluster:
         #: (broker, czxid) of broker registrations, in order: the model numbers each broker's 1, 2, 3...
         self.registrations: list[tuple[int, int]] = []
         self.spent = [0] * len(Budget)
+        #: The answers ElectLeaders requests got, in order (partition -> new leader or error).
+        self.elect_answers: list[dict[TopicPartition, int | Errors]] = []
         self.admin = KafkaZkClient(self.zookeeper.connect())
         self.admin_zk = AdminZkClient(self.admin)
         self.admin.create_top_level_paths()
@@ -241,6 +246,28 @@ class StepCluster:
 
     def admin_move_controller(self) -> None:
         self.admin.zookeeper.delete(ControllerZNode.path)
+
+    def admin_elect_leaders(self, tp: TopicPartition, unclean: bool) -> None:
+        """The AdminClient's ElectLeaders request reaches the broker named in `/controller`, whose
+        `KafkaApis` hands it to `controller.electLeaders`; a broker that is down never gets it.
+        The answer is kept in `elect_answers`, one entry per request."""
+        controller = ControllerZNode.decode(self.admin.zookeeper.get_data(ControllerZNode.path)[0]) \
+            if self.admin.path_exists(ControllerZNode.path) else None
+        if controller is None or not self.is_up(controller):
+            return
+        election_type = ElectionType.UNCLEAN if unclean else ElectionType.PREFERRED
+        self.server(controller).controller.elect_leaders([tp], election_type, self.elect_answers.append)
+
+    def admin_enable_unclean_election(self, t: int) -> None:
+        """`kafka-configs.sh --alter --entity-type topics --add-config unclean.leader.election.enable=true`:
+        `/config/topics/<t>` and a change notification written; the notification reaches every
+        running broker with a live session in the same step (immediate delivery, as watches here)."""
+        topic = self.layout.topics[t]
+        config = {**self.admin.get_topic_config(topic), UNCLEAN_LEADER_ELECTION_ENABLE: "true"}
+        self.admin.change_topic_config(topic, config)
+        for b in sorted(self.servers):
+            if self.is_up(b) and self.session_live(b):
+                self.servers[b].process_config_change(f"topics/{topic}")
 
     # ---- the model's actions -----------------------------------------------------------------
 

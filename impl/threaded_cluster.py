@@ -31,10 +31,16 @@ from kcm.impl.kafka_server import KafkaServer
 from kcm.impl.kafka_zk_client import KafkaZkClient
 from kcm.impl.layout import Layout
 from kcm.impl.network import Network
+from kcm.impl.requests import ElectionType
 from kcm.impl.timeline import Timeline
 from kcm.impl.zk.memory import Delivery, MemoryZooKeeperServer
 from kcm.impl.zk.protocol import NoNodeError, ZooKeeper
-from kcm.impl.zk_data import ControllerZNode, LeaderIsrAndControllerEpoch, TopicPartition
+from kcm.impl.zk_data import (
+    UNCLEAN_LEADER_ELECTION_ENABLE,
+    ControllerZNode,
+    LeaderIsrAndControllerEpoch,
+    TopicPartition,
+)
 from kcm.model.cluster import Budget, Cluster
 
 
@@ -214,6 +220,23 @@ class ThreadedCluster:
 
     def preferred_election(self, tp: TopicPartition) -> None:
         self.admin.create_preferred_replica_election([tp])
+
+    def elect_leaders(self, partitions: list[TopicPartition], unclean: bool,
+                      callback: Callable[[dict], None]) -> bool:
+        """The AdminClient's ElectLeaders request to the broker `/controller` names (False when no
+        running broker is named); `callback` gets the answer per partition."""
+        controller = self.admin.get_controller_id()
+        server = self.servers.get(controller) if controller is not None else None
+        if server is None or not server.alive:
+            return False
+        server.controller.elect_leaders(partitions, ElectionType.UNCLEAN if unclean else ElectionType.PREFERRED,
+                                        callback)
+        return True
+
+    def enable_unclean_election(self, topic: str) -> None:
+        """`kafka-configs.sh --alter --entity-type topics --add-config unclean.leader.election.enable=true`."""
+        self.admin.change_topic_config(topic, {**self.admin.get_topic_config(topic),
+                                               UNCLEAN_LEADER_ELECTION_ENABLE: "true"})
 
     def move_controller(self) -> None:
         with contextlib.suppress(NoNodeError):

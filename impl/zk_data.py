@@ -303,6 +303,57 @@ class IsrChangeNotificationSequenceZNode:
         return _partitions_from(_loads(data))
 
 
+class ConfigZNode:
+    path = "/config"
+
+
+class ConfigEntityZNode:
+    """/config/<entity type>/<entity>: an entity's dynamic config overrides, written by the admin
+    (`AdminZkClient.changeTopicConfig`: `{"version":1,"config":{...}}`;
+    kafka@2.6.x:core/src/main/scala/kafka/zk/ZkData.scala `ConfigEntityZNode`)."""
+
+    @staticmethod
+    def path(entity_type: str, entity: str) -> str:
+        return f"{ConfigZNode.path}/{entity_type}/{entity}"
+
+    @staticmethod
+    def encode(config: Mapping[str, str]) -> bytes:
+        return _dumps({"version": 1, "config": dict(config)})
+
+    @staticmethod
+    def decode(data: bytes) -> dict[str, str]:
+        return dict(_loads(data).get("config", {})) if data else {}
+
+
+class ConfigEntityChangeNotificationZNode:
+    path = f"{ConfigZNode.path}/changes"
+
+
+class ConfigEntityChangeNotificationSequenceZNode:
+    """/config/changes/config_change_<seq>: one per config change, naming the entity
+    (`{"version":2,"entity_path":"topics/<t>"}`), which every broker's config-change listener
+    processes (kafka@2.6.x:core/src/main/scala/kafka/zk/ZkData.scala)."""
+
+    prefix = "config_change_"
+
+    @staticmethod
+    def path(sequence_number: str = "") -> str:
+        return f"{ConfigEntityChangeNotificationZNode.path}/{ConfigEntityChangeNotificationSequenceZNode.prefix}" \
+               f"{sequence_number}"
+
+    @staticmethod
+    def encode(entity_path: str) -> bytes:
+        return _dumps({"version": 2, "entity_path": entity_path})
+
+    @staticmethod
+    def decode(data: bytes) -> str:
+        return str(_loads(data)["entity_path"])
+
+
+#: The topic config that switches unclean leader election on (`KafkaConfig.UncleanLeaderElectionEnableProp`).
+UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
+
+
 PERSISTENT_ZK_PATHS = (
     BrokerIdsZNode.path,
     TopicsZNode.path,

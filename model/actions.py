@@ -170,6 +170,38 @@ class AdminAddPartitions:
 
 
 @dataclass(frozen=True, slots=True)
+class AdminElectLeaders:
+    """An operator asks for a leader election of `partition` through the AdminClient
+    (`kafka-leader-election.sh --bootstrap-server`, KIP-460): `unclean` for
+    `ElectionType.UNCLEAN`, else `ElectionType.PREFERRED`. No znode: the ElectLeaders request
+    reaches the broker named in `/controller` (the AdminClient sends it to the controller its
+    metadata names), whose `KafkaApis.handleElectReplicaLeader` calls `controller.electLeaders`,
+    which puts `ReplicaLeaderElection(Some(partitions), electionType, AdminClientTriggered,
+    callback)` on that broker's controller event queue
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala `electLeaders`,
+    lines 1697-1703; kafka@2.6.x:core/src/main/scala/kafka/server/ReplicaManager.scala
+    `electLeaders`). A request to a broker that is down is lost (the client times out)."""
+
+    partition: int
+    unclean: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AdminEnableUncleanElection:
+    """An operator switches `unclean.leader.election.enable` on for `topic` at run time
+    (`kafka-configs.sh --alter --entity-type topics --add-config
+    unclean.leader.election.enable=true`): `/config/topics/<t>` is rewritten and a change
+    notification created; each broker's config-change listener (`TopicConfigHandler.processConfigChanges`,
+    kafka@2.6.x:core/src/main/scala/kafka/server/ConfigHandler.scala) calls
+    `kafkaController.enableTopicUncleanLeaderElection(topic)`, which puts
+    `TopicUncleanLeaderElectionEnable(topic)` on the queue of a broker whose controller module is
+    active (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala lines 197-201).
+    The notification is taken in the same step as the write, as a watch notification is."""
+
+    topic: int
+
+
+@dataclass(frozen=True, slots=True)
 class AdminMoveController:
     """An operator deletes `/controller` to force a controller re-election."""
 
@@ -289,6 +321,9 @@ KINDS = (
     _admin(SchedulerAutoRebalance, "broker", "auto_rebalance", Budget.AUTO_REBALANCES, "auto_rebalance"),
     _fault(ZkLoseReply, "cpe", "run_event_losing_reply", Budget.LOST_ACKS, "lost_ack"),
     _fault(ZkConnectionLoss, "cpe", "run_event_dropping_connection", Budget.CONNECTION_LOSSES, "connection_loss"),
+    _admin(AdminElectLeaders, "admin", "admin_elect_leaders", Budget.ELECT_LEADERS, "elect_leaders"),
+    _admin(AdminEnableUncleanElection, "admin", "admin_enable_unclean_election", Budget.UNCLEAN_ELECTION_ENABLES,
+           "unclean_election_enable"),
 )
 
 #: Every action class, in `KINDS`' order.
@@ -299,8 +334,8 @@ KIND_OF: dict[type, ActionKind] = {k.cls: k for k in KINDS}
 Action = (BrokerStart | BrokerCrash | ZkSessionExpire | BrokerNoticeExpiry | ControllerProcessEvent
           | NetworkDeliver | LeaderShrinkIsr | LeaderExpandIsr | BrokerRequestControlledShutdown
           | BrokerShutdown | AdminPreferredElection | AdminReassign | AdminReassignPartitions | AdminDeleteTopic
-          | AdminCreateTopic | AdminAddPartitions | AdminMoveController | SchedulerAutoRebalance | ZkLoseReply
-          | ZkConnectionLoss)
+          | AdminCreateTopic | AdminAddPartitions | AdminMoveController | AdminElectLeaders
+          | AdminEnableUncleanElection | SchedulerAutoRebalance | ZkLoseReply | ZkConnectionLoss)
 
 
 def kinds_of(*, role: Role | None = None, group: str | None = None) -> tuple[ActionKind, ...]:

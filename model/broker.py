@@ -30,6 +30,9 @@ from __future__ import annotations
 from kcm.model.cluster import (
     NO_REPLICA,
     NONE,
+    ApiError,
+    ElectionType,
+    ElectLeadersAnswer,
     Event,
     EventKind,
     PartitionZnode,
@@ -90,8 +93,12 @@ def notice_expiry(w: World, b: int) -> None:
     answer their callback with ControllerMovedException
     (kafka@2.6.x:core/src/main/scala/kafka/controller/ControllerEventManager.scala `clearAndPut`,
     lines 106-110; KafkaController.scala `preemptControlledShutdown`, lines 1109-1111, and
-    `preempt`, lines 1888-1896: in Kafka since KAFKA-8294, 2.3.0)."""
+    `preempt`, lines 1888-1896: in Kafka since KAFKA-8294, 2.3.0); preempted ElectLeaders
+    requests answer NOT_CONTROLLER (`preemptReplicaLeaderElection`, lines 1715-1724)."""
     _fail_pending_controlled_shutdowns(w, b)
+    for event in w.brokers[b].queue:
+        if event.kind is EventKind.ReplicaLeaderElection and event.a != NONE:
+            w.obs.append(ElectLeadersAnswer(event.a, ElectionType(event.b), ApiError.NOT_CONTROLLER, NONE))
     broker = w.brokers[b]
     w.brokers[b] = broker._replace(connected=False, queue=(Event(EventKind.Expire),))
 

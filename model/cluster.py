@@ -39,6 +39,9 @@ ZooKeeper (`Zk`) holds what the znodes hold (kafka@2.6.x:core/src/main/scala/kaf
   znode exists iff some entry is non-empty). `preferred`: `/admin/preferred_replica_election`
   (partition bitmask; 0 = absent). `delete_topics`: the children of `/admin/delete_topics`.
   `isr_changes`: partitions named by pending `/isr_change_notification` znodes.
+- `unclean_topics`: the topics whose `/config/topics/<t>` sets `unclean.leader.election.enable`
+  to true at run time (a dynamic topic config); the config's static `unclean_election` is the
+  value of every topic without it.
 - `watches`: per broker, the one-shot watches it has armed (bitmask of `Watch` bits, plus one
   `PARTITION_STATE` bit per partition for `PartitionReassignmentIsrChangeHandler`, and one bit per
   topic for the data watch on `/brokers/topics/<t>` of `PartitionModificationsHandler`).
@@ -123,6 +126,7 @@ class Zk(NamedTuple):
     delete_topics: int
     isr_changes: int
     watches: tuple[int, ...]
+    unclean_topics: int = 0
 
 
 class EventKind(IntEnum):
@@ -145,6 +149,7 @@ class EventKind(IntEnum):
     TopicDeletionStopReplicaResponseReceived = 13
     TopicChange = 14
     PartitionModifications = 15
+    TopicUncleanLeaderElectionEnable = 16
 
 
 class Event(NamedTuple):
@@ -152,11 +157,45 @@ class Event(NamedTuple):
     ControlledShutdown(a=broker, b=broker epoch), PartitionReassignmentIsrChange(a=partition),
     PartitionModifications(a=topic),
     TopicDeletionStopReplicaResponseReceived(a=broker, b=partitions bitmask, negative for
-    per-partition errors, which the model does not produce)."""
+    per-partition errors, which the model does not produce), ReplicaLeaderElection(a=partition,
+    b=`ElectionType`) for the AdminClient's request (a=-1: the ZooKeeper-triggered one),
+    TopicUncleanLeaderElectionEnable(a=topic)."""
 
     kind: EventKind
     a: int = NONE
     b: int = NONE
+
+
+class ElectionType(IntEnum):
+    """`org.apache.kafka.common.ElectionType`: what an ElectLeaders request asks for (KIP-460)."""
+
+    PREFERRED = 0
+    UNCLEAN = 1
+
+
+class ApiError(IntEnum):
+    """The per-partition answers of an ElectLeaders request (`org.apache.kafka.common.protocol.Errors`
+    as `processReplicaLeaderElection` gives them, kafka@2.6.x:core/src/main/scala/kafka/controller/
+    KafkaController.scala lines 1773-1793)."""
+
+    NONE = 0                            # elected: the answer carries the new leader
+    NOT_CONTROLLER = 1
+    ELECTION_NOT_NEEDED = 2
+    PREFERRED_LEADER_NOT_AVAILABLE = 3
+    ELIGIBLE_LEADERS_NOT_AVAILABLE = 4
+    INVALID_TOPIC_EXCEPTION = 5         # the topic is queued for deletion
+    UNKNOWN_TOPIC_OR_PARTITION = 6
+    UNKNOWN_SERVER_ERROR = 7            # any other failure (`ApiError.fromThrowable`)
+
+
+class ElectLeadersAnswer(NamedTuple):
+    """Observation: the controller's callback answered an ElectLeaders request for `partition`
+    with `error`, and with `leader` when elected (-1 otherwise)."""
+
+    partition: int
+    election_type: ElectionType
+    error: ApiError
+    leader: int
 
 
 class RequestKind(IntEnum):
@@ -301,6 +340,8 @@ class Budget(IntEnum):
     LOST_ACKS = 10
     CONNECTION_LOSSES = 11
     PARTITION_ADDITIONS = 12
+    ELECT_LEADERS = 13
+    UNCLEAN_ELECTION_ENABLES = 14
 
 
 class Ghost(IntEnum):

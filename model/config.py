@@ -50,7 +50,8 @@ class ModelConfig:
     created_partitions: int = -1
     #: Replicas per partition (`replication.factor`), placed on distinct brokers.
     replication_factor: int = 2
-    #: `unclean.leader.election.enable` per topic (one value applies to every topic).
+    #: `unclean.leader.election.enable` per topic (one value applies to every topic) at the start;
+    #: an operator can switch it on for a topic at run time (`max_unclean_election_enables`).
     unclean_election: bool = False
     # Faults, each bounded.
     #: Broker crashes (`BrokerCrash`): the process dies, its ZooKeeper session lives on until it
@@ -101,12 +102,19 @@ class ModelConfig:
     max_auto_rebalances: int = 0
     #: An operator deleting `/controller` to force a re-election (the V4 scenario needs it).
     max_controller_moves: int = 0
+    #: Leader elections an operator asks for through the AdminClient (`AdminElectLeaders`, the
+    #: ElectLeaders API of KIP-460), each of one partition, preferred or unclean.
+    max_elect_leaders: int = 0
+    #: Topics an operator switches `unclean.leader.election.enable` on for at run time
+    #: (`AdminEnableUncleanElection`, a dynamic topic config).
+    max_unclean_election_enables: int = 0
     #: `controlled.shutdown.max.retries` (Kafka's default is 3; small values keep the space small).
     controlled_shutdown_max_retries: int = 1
     #: Bounds across kinds: how many faults (broker crash, session expiry, leader ISR shrink,
     #: controller move, lost ack, that is a lost ZooKeeper reply, and connection loss) and how
     #: many admin operations (controlled shutdown, preferred election, reassignment, topic
-    #: deletion, topic creation, partition addition, auto rebalance) one run may have in all; -1 for no bound beyond
+    #: deletion, topic creation, partition addition, auto rebalance, elect leaders, unclean election
+    #: enable: switching it on) one run may have in all; -1 for no bound beyond
     #: the per-kind ones. They keep "every feature on" configs exhaustible.
     max_faults: int = -1
     #: Admin operations in all; -1 for no bound beyond the per-kind ones.
@@ -272,6 +280,8 @@ _RANGES: dict[str, tuple[int, Any]] = {
     "max_partition_additions": (0, 2),
     "max_auto_rebalances": (0, 3),
     "max_controller_moves": (0, 2),
+    "max_elect_leaders": (0, 2),
+    "max_unclean_election_enables": (0, lambda c: c.topics),
     "controlled_shutdown_max_retries": (0, 3),
     "event_queue_capacity": (1, 16),
     "max_controller_epoch": (0, 32),
@@ -294,6 +304,7 @@ _BOUND_TEXT = {
     "reassign_partitions_at_once": "min(3, topics × partitions)",
     "max_topic_deletions": "topics",
     "max_topic_creations": "topics",
+    "max_unclean_election_enables": "topics",
 }
 
 

@@ -22,7 +22,11 @@ Events (`EventKind`) and their handlers:
                               (2.6 completes no reassignment here)
     ControlledShutdown        move leadership off the broker, StopReplica and ISR shrink for the
                               partitions it follows; answer with the partitions it still leads
-    ReplicaLeaderElection     preferred election for /admin/preferred_replica_election
+    ReplicaLeaderElection     preferred election for /admin/preferred_replica_election; or, from
+                              the AdminClient (ElectLeaders), a preferred or unclean election of
+                              one partition, answered per partition
+    TopicUncleanLeaderElectionEnable   unclean election switched on for a topic at run time:
+                              triggerOnlinePartitionStateChange(topic)
     AutoPreferredReplicaLeaderElection   the scheduled rebalance
     ZkPartitionReassignment, PartitionReassignmentIsrChange   reassignment (reassignment.py)
     TopicDeletion, TopicDeletionStopReplicaResponseReceived   deletion (topic_deletion.py)
@@ -40,7 +44,10 @@ from kcm.model.cluster import (
     NONE,
     PARTITION_STATE_SHIFT,
     TOPIC_SHIFT,
+    ApiError,
     Context,
+    ElectionType,
+    ElectLeadersAnswer,
     Event,
     EventKind,
     Shutdown,
@@ -506,8 +513,12 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
             return  # the requester is gone: nobody reads the answer
         w.brokers[b] = broker._replace(shutdown=Shutdown.DONE if remaining == 0 else Shutdown.RETRY)
 
-    def process_replica_leader_election(self, _: Event) -> None:
-        """`processReplicaLeaderElection(None, PREFERRED, ZkTriggered)`."""
+    def process_replica_leader_election(self, event: Event) -> None:
+        """`processReplicaLeaderElection(None, PREFERRED, ZkTriggered)`; an AdminClient's request
+        (`event.a` its partition) goes to `process_admin_replica_leader_election`."""
+        if event.a != NONE:
+            self.process_admin_replica_leader_election(event.a, ElectionType(event.b))
+            return
         if not self.active:
             return
         w = self.w
@@ -529,6 +540,72 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
                 raise KafkaError("partitionLeadershipInfo(partition) on a partition without a leader")
         electable = [p for p in partitions if self.leadership[p].leader != self.assignment[p][0]]
         self.on_replica_election(electable, Strategy.PREFERRED, zk_triggered=True)
+
+    def process_admin_replica_leader_election(self, p: int, election_type: ElectionType) -> None:
+        """`processReplicaLeaderElection(Some(Set(p)), electionType, AdminClientTriggered, callback)`
+        (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala lines 1726-1799),
+        for a request naming one partition: NOT_CONTROLLER when not active; no znode or watch is
+        touched; an unknown partition and one of a topic queued for deletion are answered so; a
+        preferred election is needed when the cached leader is not the first assigned replica, an
+        unclean one when it is -1 or not in `liveBrokerIds` (live and not shutting down); the
+        election runs through `onReplicaElection`, whose unclean strategy is
+        `OfflinePartitionLeaderElectionStrategy(allowUnclean = true)` (lines 684-700); a partition
+        it fails to elect is answered PREFERRED_LEADER_NOT_AVAILABLE or
+        ELIGIBLE_LEADERS_NOT_AVAILABLE. The callback's answer is observed (`ElectLeadersAnswer`).
+
+        Two ways leave the request unanswered, as in 2.6: `partitionLeadershipInfo(partition)`
+        (a mutable.Map's `apply`, lines 1763 and 1767) throws NoSuchElementException for a
+        partition the controller caches no leadership for, and a controller write fenced by a
+        newer epoch throws ControllerMovedException out of `handleStateChanges`; `process` then
+        logs the error or resigns (lines 1877-1882), and the callback is never called."""
+        w = self.w
+        if not self.active:
+            self._answer(p, election_type, ApiError.NOT_CONTROLLER)
+            return
+        if not self.assignment[p]:  # `controllerContext.allPartitions.contains(tp)`
+            self._answer(p, election_type, ApiError.UNKNOWN_TOPIC_OR_PARTITION)
+            return
+        if self.is_topic_queued_for_deletion(w.topic_of(p)):
+            self._answer(p, election_type, ApiError.INVALID_TOPIC_EXCEPTION)
+            return
+        if self.leadership[p] == NO_ZNODE:
+            raise KafkaError("NoSuchElementException: partitionLeadershipInfo(partition) of an ElectLeaders request")
+        leader = self.leadership[p].leader
+        if election_type is ElectionType.PREFERRED:
+            electable = leader != self.assignment[p][0]
+            strategy = Strategy.PREFERRED
+        else:
+            electable = leader == NONE or not (self.live & ~self.shutting_down) >> leader & 1
+            strategy = Strategy.OFFLINE_ALLOW_UNCLEAN
+        if not electable:
+            self._answer(p, election_type, ApiError.ELECTION_NOT_NEEDED)
+            return
+        # `onReplicaElection` with AdminClientTriggered: `handleStateChanges` and nothing else (no
+        # znode to delete, and a failed election is answered, not thrown)
+        results = self.handle_partition_state_changes([p], P.OnlinePartition, strategy)
+        if p in results:
+            self._answer(p, election_type, ApiError.NONE, results[p].leader)
+        elif not w.zk.session >> self.me & 1:
+            # the state reads and writes failed with SESSIONEXPIRED, not StateChangeFailedException
+            self._answer(p, election_type, ApiError.UNKNOWN_SERVER_ERROR)
+        elif election_type is ElectionType.PREFERRED:
+            self._answer(p, election_type, ApiError.PREFERRED_LEADER_NOT_AVAILABLE)
+        else:
+            self._answer(p, election_type, ApiError.ELIGIBLE_LEADERS_NOT_AVAILABLE)
+
+    def _answer(self, p: int, election_type: ElectionType, error: ApiError, leader: int = NONE) -> None:
+        """The ElectLeaders callback: the answer goes back to the client (`KafkaApis`' response)."""
+        self.w.obs.append(ElectLeadersAnswer(p, election_type, error, leader))
+
+    def process_topic_unclean_leader_election_enable(self, event: Event) -> None:
+        """`processTopicUncleanLeaderElectionEnable` (kafka@2.6.x:core/src/main/scala/kafka/controller/
+        KafkaController.scala lines 1103-1107): the topic's New and Offline partitions go to
+        OnlinePartition with `OfflinePartitionLeaderElectionStrategy(false)`, which reads the topic's
+        config, now allowing an unclean election (PartitionStateMachine.scala
+        `triggerOnlinePartitionStateChange(topic)`, lines 61-64; `collectUncleanLeaderElectionState`)."""
+        if not self.active:
+            return
+        self.trigger_online_partition_state_change(topic=event.a)
 
     def on_replica_election(self, partitions, strategy: Strategy, zk_triggered: bool) -> None:
         """`onReplicaElection`; a ZooKeeper-triggered one then deletes the admin znode and re-puts
@@ -726,5 +803,6 @@ _HANDLERS = {
     EventKind.TopicDeletionStopReplicaResponseReceived: Controller.process_topic_deletion_stop_replica_response,
     EventKind.TopicChange: Controller.process_topic_change,
     EventKind.PartitionModifications: Controller.process_partition_modifications,
+    EventKind.TopicUncleanLeaderElectionEnable: Controller.process_topic_unclean_leader_election_enable,
 }
 assert set(_HANDLERS) == set(EventKind), "every event kind has a handler"

@@ -42,6 +42,8 @@ from kcm.model.actions import (
     AdminAddPartitions,
     AdminCreateTopic,
     AdminDeleteTopic,
+    AdminElectLeaders,
+    AdminEnableUncleanElection,
     AdminMoveController,
     AdminPreferredElection,
     AdminReassign,
@@ -70,6 +72,7 @@ from kcm.model.cluster import (
     Broker,
     Budget,
     Cluster,
+    ElectionType,
     Event,
     EventKind,
     Shutdown,
@@ -382,9 +385,12 @@ def enabled_actions(cfg: ModelConfig, state: Cluster, tables: Tables | None = No
         # The admin actions depend on the budgets and on ZooKeeper's admin state only.
         admin_key: tuple = (left.left, zk.assignment, not zk.preferred, not any(zk.reassign), zk.delete_topics,
                             has_controller)
-        if left.left[Budget.PARTITION_ADDITIONS]:
-            admin_key += (mask_of(p for p, a in enumerate(zk.adding) if a or zk.removing[p]),
-                          mask_of(b for b, e in enumerate(zk.broker_epochs) if e))
+        if left.left[Budget.UNCLEAN_ELECTION_ENABLES] or left.left[Budget.PARTITION_ADDITIONS]:
+            # `_AdminView`'s optional fields, in order; each is read only while its budget is left.
+            admin_key += (zk.unclean_topics if left.left[Budget.UNCLEAN_ELECTION_ENABLES] else 0,)
+            if left.left[Budget.PARTITION_ADDITIONS]:
+                admin_key += (mask_of(p for p, a in enumerate(zk.adding) if a or zk.removing[p]),
+                              mask_of(b for b, e in enumerate(zk.broker_epochs) if e))
         admin = tables.admin.get(admin_key)
         if admin is None:
             if len(tables.admin) > 1 << 14:
@@ -432,6 +438,8 @@ class _AdminView(NamedTuple):
     no_reassign: bool
     delete_topics: int
     has_controller: bool
+    #: `unclean_topics`, read only when an unclean election switch may be spent.
+    unclean_topics: int = 0
     #: The partitions being reassigned (`adding` or `removing` in `/brokers/topics`) and the
     #: registered brokers (`/brokers/ids`), read only when a partition addition may be spent.
     reassigning: int = 0
@@ -499,6 +507,21 @@ def _controller_moves(cfg: ModelConfig, v: _AdminView) -> Iterable:
         yield AdminMoveController()
 
 
+def _elect_leaders(cfg: ModelConfig, v: _AdminView) -> Iterable:
+    """A broker is named in `/controller` (the AdminClient waits for metadata naming a controller):
+    a preferred or an unclean election of any partition of an existing topic."""
+    if v.has_controller:
+        for p in _existing(cfg, v):
+            yield AdminElectLeaders(p, False)
+            yield AdminElectLeaders(p, True)
+
+
+def _unclean_election_enables(cfg: ModelConfig, v: _AdminView) -> Iterable:
+    """Any existing topic whose config does not already switch unclean election on."""
+    return (AdminEnableUncleanElection(t) for t in range(cfg.topics)
+            if _topic_exists(cfg, v, t) and not v.unclean_topics >> t & 1)
+
+
 def _topic_exists(cfg: ModelConfig, v: _AdminView, t: int) -> bool:
     return bool(v.assignment[t * cfg.partitions])
 
@@ -518,6 +541,8 @@ _ADMIN_GUARDS: tuple[tuple[type, Callable[[ModelConfig, _AdminView], Iterable]],
     (AdminCreateTopic, _topic_creations),
     (AdminAddPartitions, _partition_additions),
     (AdminMoveController, _controller_moves),
+    (AdminElectLeaders, _elect_leaders),
+    (AdminEnableUncleanElection, _unclean_election_enables),
 )
 
 
@@ -657,6 +682,25 @@ def _move_controller(w: World, a: AdminMoveController) -> None:
     w.fire_controller_change(deleted=True)
 
 
+def _elect_leaders_request(w: World, a: AdminElectLeaders) -> None:
+    """The ElectLeaders request reaches the broker named in `/controller`, whose
+    `controller.electLeaders` queues the event; a broker that is down never receives it."""
+    controller = w.zk.controller
+    if controller != NONE and w.brokers[controller].up:
+        election_type = ElectionType.UNCLEAN if a.unclean else ElectionType.PREFERRED
+        w.enqueue(controller, Event(EventKind.ReplicaLeaderElection, a.partition, int(election_type)))
+
+
+def _enable_unclean_election(w: World, a: AdminEnableUncleanElection) -> None:
+    """`/config/topics/<t>` rewritten; every running broker with a session hears the change
+    notification, and one whose controller module is active queues the event
+    (`enableTopicUncleanLeaderElection`: `if (isActive)`)."""
+    w.zk = w.zk._replace(unclean_topics=w.zk.unclean_topics | 1 << a.topic)
+    for b, broker in enumerate(w.brokers):
+        if broker.up and broker.active and w.zk.session >> b & 1:
+            w.enqueue(b, Event(EventKind.TopicUncleanLeaderElectionEnable, a.topic))
+
+
 #: The effect of each kind, as a TLA+ Next has one disjunct per action; its budget is spent by
 #: `_apply` (model/actions.py `KINDS`).
 _EFFECTS: dict[type, Callable[[World, Any], None]] = {
@@ -679,6 +723,8 @@ _EFFECTS: dict[type, Callable[[World, Any], None]] = {
     AdminCreateTopic: _create_topic,
     AdminAddPartitions: _add_partitions,
     AdminMoveController: _move_controller,
+    AdminElectLeaders: _elect_leaders_request,
+    AdminEnableUncleanElection: _enable_unclean_election,
     SchedulerAutoRebalance: lambda w, a: w.enqueue(a.broker, Event(EventKind.AutoPreferredReplicaLeaderElection)),
 }
 #: The kinds that spend their budget in some states only: a dead broker's session expiring heals,

@@ -481,8 +481,10 @@ class StateMachinesMixin(ControllerBase):
             assignment = self.assignment[p]
             unclean = False
             if strategy in (Strategy.OFFLINE, Strategy.OFFLINE_ALLOW_UNCLEAN):
-                # collectUncleanLeaderElectionState: the topic config is read only when needed
-                unclean = strategy is Strategy.OFFLINE_ALLOW_UNCLEAN or self.w.cfg.unclean_election
+                # collectUncleanLeaderElectionState: the topic config is read only when needed, the
+                # static default overridden by `/config/topics/<t>` (`zkClient.getLogConfigs`)
+                unclean = (strategy is Strategy.OFFLINE_ALLOW_UNCLEAN or self.w.cfg.unclean_election
+                           or bool(self.w.zk.unclean_topics >> self.w.topic_of(p) & 1))
                 election = expected = leader_for_offline(assignment, current, online_set, unclean)
             elif strategy is Strategy.REASSIGN:
                 target = tuple(r for r in assignment if r not in self.removing[p])
@@ -516,10 +518,12 @@ class StateMachinesMixin(ControllerBase):
             results[p] = written[p]
         return results, retry
 
-    def trigger_online_partition_state_change(self) -> dict:
-        """`triggerOnlinePartitionStateChange`: New and Offline partitions of topics not being deleted."""
+    def trigger_online_partition_state_change(self, topic: int = NONE) -> dict:
+        """`triggerOnlinePartitionStateChange`: New and Offline partitions of topics not being
+        deleted; of `topic` alone when given (`triggerOnlinePartitionStateChange(topic)`)."""
         ps = self.partition_states
-        partitions = [p for p in range(self.w.np)
+        w = self.w
+        partitions = [p for p in (range(w.np) if topic == NONE else w.partitions_of_topic(topic))
                       if ps[p] in (P.NewPartition, P.OfflinePartition)
                       and not self.is_topic_queued_for_deletion(self.w.topic_of(p))]
         return self.handle_partition_state_changes(partitions, P.OnlinePartition, Strategy.OFFLINE)

@@ -167,7 +167,8 @@ class TopicDeletionMixin(ControllerBase):
             partitions[p] = NO_ZNODE
         w.zk = zk._replace(assignment=tuple(assignment), adding=tuple(adding), removing=tuple(removing),
                            partitions=tuple(partitions),
-                           delete_topics=zk.delete_topics & ~(1 << t))
+                           delete_topics=zk.delete_topics & ~(1 << t),
+                           unclean_topics=zk.unclean_topics & ~(1 << t))  # `deleteTopicConfigs`
         for p in w.partitions_of_topic(t):
             if zk.partitions[p] != NO_ZNODE:
                 w.fire(partition_watch(p), None)  # deleted: the data-change handler hears nothing

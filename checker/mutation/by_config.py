@@ -3,7 +3,7 @@ be held at once.
 
 `run_mutant` explores one mutant on every config in turn, so the clean baselines of all the
 configs are in memory together (`baseline.py`: each keeps the clean exploration it traced, every
-state encoded). That suits the mutation suite, eleven configs of at most fifteen thousand
+state encoded). That suits the mutation suite, twelve configs of at most fifteen thousand
 states; a grid of small scopes (`kcm mutate --grid`) is hundreds of them and millions of states.
 `run_by_config` turns the loop inside out: the clean model is explored on one config, every
 mutant still alive is run on that config alone (`run_mutant` with one config, or one Spark task

@@ -13,6 +13,7 @@ the module of what it checks:
 - `partitions`: partitions added to a topic;
 - `deletion`: topic deletion;
 - `admin`: the admin znodes an operator writes;
+- `elect_leaders`: leader elections on demand (ElectLeaders) and unclean election switched on;
 - `watches`: the ZooKeeper watches a settled controller holds;
 - `tables`: the replica state machine's transitions and states;
 - `goals`: what the model must reach.
@@ -35,6 +36,7 @@ from kcm.model.catalogue import (
     admin,
     controller,
     deletion,
+    elect_leaders,
     goals,
     leadership,
     metadata,
@@ -54,7 +56,7 @@ from kcm.model.config import ModelConfig
 CATALOGUE: tuple[Declaration, ...] = (
     *controller.DECLARATIONS, *metadata.DECLARATIONS, *requests.DECLARATIONS, *leadership.DECLARATIONS,
     *shutdown.DECLARATIONS, *reassignment.DECLARATIONS, *partitions.DECLARATIONS, *deletion.DECLARATIONS,
-    *admin.DECLARATIONS, *watches.DECLARATIONS, *tables.DECLARATIONS, *goals.DECLARATIONS,
+    *admin.DECLARATIONS, *elect_leaders.DECLARATIONS, *watches.DECLARATIONS, *tables.DECLARATIONS, *goals.DECLARATIONS,
 )
 
 #: The order in which the checkers list the invariants: the order they joined the model, which

@@ -381,7 +381,8 @@ def _preferred_election_threw(trace: Sequence[tuple[Any, Cluster]], ppt: int) ->
         if type(a) is ControllerProcessEvent:
             s = trace[i - 1][1]
             b = s.brokers[a.broker]
-            if b.active and b.queue and b.queue[0].kind is EventKind.ReplicaLeaderElection and any(
+            head = b.queue[0] if b.queue else None
+            if b.active and head and head.kind is EventKind.ReplicaLeaderElection and head.a == NONE and any(
                     b.ctx.assignment[p] and not b.ctx.topics_to_delete >> (p // ppt) & 1
                     and b.ctx.leadership[p] == NO_ZNODE for p in bits(s.zk.preferred)):
                 return True
@@ -836,13 +837,44 @@ ADDITION_WRITTEN_AWAY_BY_REASSIGNMENT = Finding(
     {"PartitionCountNeverDecreases": _per_topic(_written_away_from_context)})
 
 
+# ---- Findings 17: an ElectLeaders request left unanswered -----------------------------------------
+
+def _elect_leaders_unanswered(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+    """ElectLeadersAnswered: the step processes an AdminClient's ReplicaLeaderElection and gives no
+    answer, because the controller, active when it began, caches no leadership for the partition
+    of a topic it knows and is not deleting (`partitionLeadershipInfo(partition)` throws), or was
+    deposed in the step (a fenced write: ControllerMovedException, then `maybeResign`)."""
+    if type(a) not in (ControllerProcessEvent, ZkLoseReply, ZkConnectionLoss):
+        return False
+    broker = s.brokers[a.broker]
+    head = broker.queue[0] if broker.queue else None
+    if head is None or head.kind is not EventKind.ReplicaLeaderElection or head.a == NONE or not broker.active:
+        return False
+    ctx = broker.ctx
+    p = head.a
+    no_leadership = bool(ctx.assignment[p]) and ctx.leadership[p] == NO_ZNODE
+    deposed = not t.brokers[a.broker].active
+    return no_leadership or deposed
+
+
+ELECT_LEADERS_UNANSWERED = Finding(
+    17, "an ElectLeaders request for a partition without cached leadership is never answered, "
+        "nor one whose handling a controller move cuts short",
+    "docs/findings/elect-leaders-unanswered.itf.json",
+    "the controller, active when it took the AdminClient's ReplicaLeaderElection, answered nothing: "
+    "it cached no leadership for the partition (partitionLeadershipInfo(tp) threw NoSuchElementException) "
+    "or a fenced write deposed it (ControllerMovedException)",
+    {"ElectLeadersAnswered": _built(_elect_leaders_unanswered)})
+
+
 #: Every Finding a property names.
 FINDINGS: tuple[Finding, ...] = (REMOVED_REPLICA_LEADS, DELETION_DURING_REASSIGNMENT, LOST_CREATE_REPLY,
                                  SHUTTING_DOWN_REJOINS_ISR,
                                  PREFERRED_ELECTION_ZNODE_STAYS, NO_CONTROLLER_AFTER_OPERATOR_MOVE,
                                  REASSIGNMENT_WITHOUT_STATE_ZNODE, STALE_STOP_REPLICA_ANSWER,
                                  REASSIGNMENT_COMPLETED_WITH_DEAD_TARGETS, REBALANCE_SKIPPED_DURING_REASSIGNMENT,
-                                 ADDITION_RESTORED_DURING_DELETION, ADDITION_WRITTEN_AWAY_BY_REASSIGNMENT)
+                                 ADDITION_RESTORED_DURING_DELETION, ADDITION_WRITTEN_AWAY_BY_REASSIGNMENT,
+                                 ELECT_LEADERS_UNANSWERED)
 
 
 # The configs under which 2.6 breaks a property (the conditions of `Declaration.findings`).
@@ -949,6 +981,18 @@ def two_controller_moves(cfg: ModelConfig) -> bool:
     """An operator may delete `/controller` twice: with every broker up, the second deletion can
     come while both brokers' watches are spent, and the quiescent cluster has no controller."""
     return cfg.max_controller_moves >= 2
+
+
+def elect_leaders_unanswered(cfg: ModelConfig) -> bool:
+    """A run may send an ElectLeaders request and also lose a reply to a partition-state create
+    (a lost reply or a connection loss), depose the controller that holds the request (a session
+    expiry or an operator's controller move), or take every replica of a partition down (crashes
+    and controlled shutdowns, one per replica) so that it has no state znode."""
+    deposing = ("lost_ack", "connection_loss", "session_expiry", "controller_move")
+    cold = cfg.max_elect_leaders > 0 and (
+        cfg.max_lost_acks + cfg.max_connection_losses + cfg.max_session_expiries + cfg.max_controller_moves > 0
+        or cfg.max_broker_crashes + cfg.max_controlled_shutdowns >= cfg.replication_factor)
+    return cold or any("elect_leaders" in run and any(kind in run for kind in deposing) for run in cfg.overlapping)
 
 
 def reassignment_without_state_znode(cfg: ModelConfig) -> bool:

@@ -4,7 +4,8 @@ A goal is met by some reachable edge (state, action, next state); the explorer f
 meets none of them (stateright's `sometimes`). Each checks that a feature the config switches on
 is exercised: a controller fails over, a partition goes offline and back, an unclean election, a
 topic deletion, a reassignment completing, a controlled shutdown moving a leader, a preferred
-election. A goal whose feature the config switches off (unclean election, a zero budget) or that
+election, an unclean election on demand or after unclean election is switched on. A goal whose
+feature the config switches off (unclean election, a zero budget) or that
 needs more perturbations than the config allows is not listed (`Declaration.listed`).
 """
 
@@ -12,9 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from kcm.model.actions import ControllerProcessEvent
 from kcm.model.catalogue.declaration import Declaration, Kind, as_is, from_judge
+from kcm.model.catalogue.elect_leaders import requests_elections, switches_unclean_election
 from kcm.model.catalogue.settledness import Judge
-from kcm.model.cluster import NO_ZNODE, NONE, Cluster
+from kcm.model.cluster import NO_ZNODE, NONE, Cluster, EventKind
 from kcm.model.config import ModelConfig
 from kcm.model.state_machines import Strategy
 
@@ -68,6 +71,19 @@ def _preferred_moves_reachable(cfg: ModelConfig) -> bool:
     return bool(cfg.max_preferred_elections or cfg.max_auto_rebalances) and _two_perturbations(cfg)
 
 
+def unclean_election_switched_on(judge: Judge) -> Callable[[Cluster, object, Cluster], bool]:
+    """Goal builder: the controller handles unclean election switched on for a topic and elects a
+    leader from outside the ISR."""
+    elected = elected_with((Strategy.OFFLINE,), True)(judge)
+
+    def met(s: Cluster, a, t: Cluster) -> bool:
+        if type(a) is not ControllerProcessEvent:
+            return False
+        queue = s.brokers[a.broker].queue
+        return bool(queue) and queue[0].kind is EventKind.TopicUncleanLeaderElectionEnable and elected(s, a, t)
+    return met
+
+
 DECLARATIONS: tuple[Declaration, ...] = (
     Declaration("ControllerFailsOver", "a second controller takes over", Kind.GOAL, as_is(controller_fails_over)),
     Declaration("PartitionOfflineAndBack", "a partition without a leader gets one again", Kind.GOAL,
@@ -84,4 +100,10 @@ DECLARATIONS: tuple[Declaration, ...] = (
                 listed=lambda cfg: bool(cfg.max_controlled_shutdowns)),
     Declaration("PreferredLeaderElected", "a preferred replica election moves the leader", Kind.GOAL,
                 from_judge(elected_with((Strategy.PREFERRED,))), listed=_preferred_moves_reachable),
+    Declaration("UncleanElectionOnDemand", "an unclean ElectLeaders request elects a leader from outside the ISR",
+                Kind.GOAL, from_judge(elected_with((Strategy.OFFLINE_ALLOW_UNCLEAN,), True)),
+                listed=requests_elections),
+    Declaration("UncleanElectionSwitchedOn",
+                "switching unclean election on elects a leader from outside the ISR for an offline partition",
+                Kind.GOAL, from_judge(unclean_election_switched_on), listed=switches_unclean_election),
 )

@@ -77,7 +77,8 @@ _new = tuple.__new__
 _KNOWN_FIELDS: dict[Any, tuple[str, ...]] = {
     Cluster: ("zk", "brokers", "net"),
     Zk: ("session", "controller", "controller_epoch", "broker_epochs", "incarnations", "assignment", "adding",
-         "removing", "partitions", "reassign", "preferred", "delete_topics", "isr_changes", "watches"),
+         "removing", "partitions", "reassign", "preferred", "delete_topics", "isr_changes", "watches",
+         "unclean_topics"),
     Broker: ("up", "connected", "epoch", "active", "ctx", "queue", "controller_epoch", "metadata_epoch",
              "metadata_controller", "replicas", "shutdown", "shutdown_tries"),
     Context: ("epoch", "live", "broker_epochs", "shutting_down", "assignment", "adding", "removing", "reassigning",
@@ -165,7 +166,7 @@ def _broker_parts(b: Broker) -> tuple:
 def _zk(z: Zk) -> tuple:
     return (z.session, z.controller, z.controller_epoch, z.broker_epochs, z.incarnations, z.assignment,
             z.adding, z.removing, tuple(map(_znode, z.partitions)), z.reassign, z.preferred,
-            z.delete_topics, z.isr_changes, z.watches)
+            z.delete_topics, z.isr_changes, z.watches, z.unclean_topics)
 
 
 def _queue(q: tuple) -> tuple:
@@ -258,7 +259,7 @@ def _broker_of_parts(t) -> tuple[Broker, bytes]:
 
 def _zk_of(t) -> Zk:
     return _new(Zk, (t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], tuple(map(_znode_of, t[8])), t[9],
-                     t[10], t[11], t[12], t[13]))
+                     t[10], t[11], t[12], t[13], t[14]))
 
 
 def _queue_of(t) -> tuple:

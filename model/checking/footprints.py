@@ -42,7 +42,8 @@ of each kind (`cpe`, `broker`, `deliver`, `leader`, `admin`) is declared with th
   `BrokerRequestControlledShutdown`, `BrokerShutdown`, `SchedulerAutoRebalance` of `b`: its life,
   module, queue, replicas and channels, ZooKeeper, any queue (watches, the shutdown request at the
   controller) and any module (a crash fails the pending shutdowns of requesters).
-- `("admin",)`: every admin action: ZooKeeper, the budgets, any queue.
+- `("admin",)`: every admin action: ZooKeeper, the budgets, any queue; switching unclean election
+  on also reads which controller modules are active.
 
 Budgeted actions read the budgets; in an overlapping run (`Cluster.scenario` > 0) their guards ask
 whether the cluster is quiescent, so they read everything.
@@ -51,7 +52,7 @@ Enabling sets (`enablers`): for a group with no enabled action, components one o
 change first, read off a false conjunct of each of its actions' guards; budgets are only ever
 spent, so an action whose budget is gone never comes back and needs nothing.
 
-The tests check, on every reachable state of `tiny` and `zkfaults`, the writes (`components`
+The tests check, on every reachable state of `tiny`, `zkfaults` and `elect`, the writes (`components`
 below), the commutation of every two enabled actions of independent groups, and that every step
 enabling a group writes one of its enabling components (tests/model/test_footprints.py).
 """
@@ -150,7 +151,9 @@ def groups(cfg: ModelConfig) -> dict[Hashable, Footprint]:
             w = frozenset({ZK, ("rm", b), SPENT} | queues)
             out[("leader", b, p)] = Footprint(w | rms | life | ctl | budget_reads, w)
     w = frozenset({ZK, CONTROLLER, SPENT} | queues)
-    out[("admin",)] = Footprint(w | life | budget_reads, w)
+    # Switching unclean election on queues the event at the brokers whose module is active.
+    switches = cfg.max_unclean_election_enables > 0 or any("unclean_election_enable" in run for run in cfg.overlapping)
+    out[("admin",)] = Footprint(w | life | (ctl if switches else set()) | budget_reads, w)
     return out
 
 

@@ -272,6 +272,7 @@ def state_fields(s: Cluster) -> dict:
         "zk.reassign": zk.reassign, "zk.preferred": _set(zk.preferred),
         "zk.delete_topics": _set(zk.delete_topics), "zk.isr_changes": _set(zk.isr_changes),
         "zk.watches": tuple(_set(w) for w in zk.watches),
+        "zk.unclean_topics": _set(zk.unclean_topics),
     }
     for b, br in enumerate(s.brokers):
         c = br.ctx

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from kcm.model.actions import ControllerProcessEvent, NetworkDeliver, ZkConnectionLoss, ZkLoseReply
-from kcm.model.cluster import NONE, Cluster, Event, EventKind, Request, RequestKind, bits
+from kcm.model.cluster import NONE, Cluster, ElectionType, Event, EventKind, Request, RequestKind, bits
 
 #: What each action that processes the head of a controller queue adds after the event's name.
 _PROCESSES = {
@@ -56,7 +56,9 @@ def event_text(event: Event) -> str:
         return f"{name}(id={event.a}, brokerEpoch={event.b})"
     if event.kind is EventKind.PartitionReassignmentIsrChange:
         return f"{name}(partition={event.a})"
-    if event.kind is EventKind.PartitionModifications:
+    if event.kind is EventKind.ReplicaLeaderElection and event.a != NONE:
+        return f"{name}(partitions {{{event.a}}}, {ElectionType(event.b).name}, AdminClientTriggered)"
+    if event.kind in (EventKind.TopicUncleanLeaderElectionEnable, EventKind.PartitionModifications):
         return f"{name}(topic={event.a})"
     if event.kind is EventKind.TopicDeletionStopReplicaResponseReceived:
         partitions = ", ".join(map(str, bits(event.b))) if event.b >= 0 else "per-partition errors"

@@ -175,7 +175,8 @@ _CREATING = _Ability(
     _why_not_creating)
 _ELECTING = _Ability(
     "a leader election other than the offline one",
-    lambda cfg, r: (any(r.may(k) for k in ("controlled_shutdown", "preferred_election", "auto_rebalance"))
+    lambda cfg, r: (any(r.may(k) for k in ("controlled_shutdown", "preferred_election", "auto_rebalance",
+                                            "elect_leaders"))
                     or (_has_target(cfg) and (
                         (r.may("reassignment") and _adds_replica(cfg))
                         or any(r.may("reassignment", k) for k in _DOWN)))),
@@ -284,6 +285,8 @@ _UNLISTED = {
     "ControlledShutdownMovesLeadership": "no controlled shutdown in the budget",
     "PreferredLeaderElected": "the preferred replica leads until something moves leadership away: "
                               "a preferred election or auto rebalance and a second perturbation",
+    "UncleanElectionOnDemand": "no ElectLeaders request in the budget",
+    "UncleanElectionSwitchedOn": "unclean election is not switched on at run time in the budget",
 }
 
 

@@ -72,7 +72,7 @@ _A_IS_BROKER = {
     EventKind.BrokerChange: False,
     EventKind.IsrChangeNotification: False,
     EventKind.ControlledShutdown: True,  # a = the broker shutting down (b: its broker epoch)
-    EventKind.ReplicaLeaderElection: False,
+    EventKind.ReplicaLeaderElection: False,  # a = a partition (an AdminClient's request)
     EventKind.AutoPreferredReplicaLeaderElection: False,
     EventKind.ZkPartitionReassignment: False,
     EventKind.PartitionReassignmentIsrChange: False,  # a = a partition
@@ -80,6 +80,7 @@ _A_IS_BROKER = {
     EventKind.TopicDeletionStopReplicaResponseReceived: True,  # a = the broker that answered
     EventKind.TopicChange: False,
     EventKind.PartitionModifications: False,  # a = a topic
+    EventKind.TopicUncleanLeaderElectionEnable: False,  # a = a topic
 }
 if set(_A_IS_BROKER) != set(EventKind):
     raise AssertionError(f"classify {sorted(k.name for k in set(EventKind) - set(_A_IS_BROKER))} in _A_IS_BROKER")
@@ -187,6 +188,7 @@ def _zk(zk: Zk, r: _Renaming) -> Zk:
         delete_topics=zk.delete_topics,
         isr_changes=zk.isr_changes,
         watches=_reindex(zk.watches, inv),
+        unclean_topics=zk.unclean_topics,
     )
     return out
 

@@ -112,7 +112,7 @@ def test_a_kind_left_out_fails_the_checks(monkeypatch) -> None:
         spec._check_kinds()
     monkeypatch.undo()
     monkeypatch.setattr(spec, "_ADMIN_GUARDS", spec._ADMIN_GUARDS[:-1])
-    with pytest.raises(AssertionError, match="AdminMoveController"):
+    with pytest.raises(AssertionError, match="AdminEnableUncleanElection"):
         spec._check_kinds()
 
 

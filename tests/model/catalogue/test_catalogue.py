@@ -77,10 +77,11 @@ def test_each_property_is_built_as_declared() -> None:
 #: CamelCase words of the model's vocabulary that are not properties: actions, events, requests,
 #: states, strategies, the liveness checker's properties and the known loops.
 def _vocabulary() -> set[str]:
-    from kcm.model.cluster import EventKind, RequestKind
+    from kcm.model.cluster import ElectLeadersAnswer, EventKind, RequestKind
     from kcm.model.known_loops import known_loops_for
     from kcm.model.states import PartitionState, ReplicaState
     words = {a.__name__ for a in ALL_ACTIONS} | {k.name for k in (*EventKind, *RequestKind)}
+    words.add(ElectLeadersAnswer.__name__)   # an observation the documents name
     words |= {s.name for s in (*ReplicaState, *PartitionState)} | {loop.name for loop in known_loops_for(1)}
     return words | {"EventuallyQuiescent", "EventuallySettled", "QuiescenceAlwaysReachable"}
 

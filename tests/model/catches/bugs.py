@@ -300,6 +300,22 @@ INVARIANTS: dict[str, Bug] = {
         "                                 zk_triggered=True)",
         "pass", "m-move.toml", 10),
     # slips past: the znode deleted without the election it asked for
+    # ---- leader elections on demand, unclean election switched on ------------------------------
+    "UncleanElectionOnlyWhereAllowed": Bug(
+        "controller.py", "strategy = Strategy.PREFERRED\n", "strategy = Strategy.OFFLINE_ALLOW_UNCLEAN\n",
+        "m-elect.toml", 9),
+    # slips past: an unclean election of the partition asked for under a preferred request when an
+    # ISR member is live (CleanElectionFromIsr's business)
+    "ElectLeadersAnswered": Bug(
+        "controller.py", "if not self.assignment[p]:  # `controllerContext.allPartitions.contains(tp)`",
+        "if self.assignment[p]:  # `controllerContext.allPartitions.contains(tp)`", "m-elect.toml", 2),
+    # slips past: an error whose reason holds but is not the first 2.6 checks (an unknown topic
+    # answered as being deleted while it is both)
+    "UncleanPartitionWithLiveReplicaGetsLeader": Bug(
+        "state_machines.py", "or bool(self.w.zk.unclean_topics >> self.w.topic_of(p) & 1))", "or False)",
+        "m-elect.toml", 13),
+    # slips past: a switch heard by the controller only at its next failover (a settled cluster
+    # with a failover in between still elects)
 }
 
 GOALS: dict[str, Bug] = {
@@ -326,6 +342,13 @@ GOALS: dict[str, Bug] = {
         "controller.py", "and a[0] in online and a[0] in z.isr):", "and a[0] in online and z.isr[0] == a[0]):",
         "m-shutdown.toml"),
     # slips past: a preferred election that happens but late
+    "UncleanElectionOnDemand": Bug(
+        "controller.py", "strategy = Strategy.OFFLINE_ALLOW_UNCLEAN\n", "strategy = Strategy.OFFLINE\n",
+        "m-elect.toml"),
+    # slips past: an unclean election on demand of another partition than the one asked for
+    "UncleanElectionSwitchedOn": Bug(
+        "controller.py", "self.trigger_online_partition_state_change(topic=event.a)", "pass", "m-elect.toml"),
+    # slips past: a switch that elects only at the next broker change
 }
 
 UNCAUGHT: dict[str, str] = {}
@@ -398,4 +421,7 @@ NOT_THE_FINDING: dict[str, Bug] = {
     # Findings 14 (the rebalance skips everything while a reassignment runs) applies once a run may
     # also reassign; the mistake elects nothing with no reassignment in progress
     "AutoRebalanceElectsPreferred": replace(INVARIANTS["AutoRebalanceElectsPreferred"], length=7),
+    # Findings 17 (a request never answered) applies once a run may lose a create's reply or move
+    # the controller; the mistake answers an existing partition as unknown
+    "ElectLeadersAnswered": replace(INVARIANTS["ElectLeadersAnswered"], config="elect"),
 }
