@@ -75,6 +75,8 @@ from kcm.impl.zk_data import (
     IsrChangeNotificationSequenceZNode,
     IsrChangeNotificationZNode,
     LeaderIsrAndControllerEpoch,
+    LogDirEventNotificationSequenceZNode,
+    LogDirEventNotificationZNode,
     PreferredReplicaElectionZNode,
     ReassignPartitionsZNode,
     ReplicaAssignment,
@@ -460,6 +462,38 @@ class KafkaZkClient:
         for seq in sequence_numbers:
             with contextlib.suppress(NoNodeError):
                 self._fenced(DeleteOp(IsrChangeNotificationSequenceZNode.path(seq)),
+                             expected_controller_epoch_zk_version)
+
+    # ---- log-dir event notifications ------------------------------------------------------------
+
+    def propagate_log_dir_event(self, broker_id: int) -> str:
+        """A broker that lost a log directory tells the controller: a persistent sequential znode
+        naming it (`propagateLogDirEvent`); returns its path."""
+        path = LogDirEventNotificationSequenceZNode.path()
+        return self._retry(lambda: self._zk.create(
+            path, LogDirEventNotificationSequenceZNode.encode(broker_id), sequential=True))[0]
+
+    def get_all_log_dir_event_notifications(self) -> list[str]:
+        """The sequence numbers of the pending notifications (the read arms the child watch)."""
+        return [LogDirEventNotificationSequenceZNode.sequence_number(child)
+                for child in self.get_children(LogDirEventNotificationZNode.path)]
+
+    def get_broker_ids_from_log_dir_events(self, sequence_numbers: Iterable[str]) -> list[int]:
+        result: list[int] = []
+        for seq in sequence_numbers:
+            data = self._get_data_or_none(LogDirEventNotificationSequenceZNode.path(seq))
+            if data is not None:
+                result.append(LogDirEventNotificationSequenceZNode.decode(data[0]))
+        return result
+
+    def delete_log_dir_event_notifications(self, expected_controller_epoch_zk_version: int,
+                                           sequence_numbers: Iterable[str] | None = None) -> None:
+        """Delete the given notifications, or all of them (Kafka's two overloads), fenced."""
+        if sequence_numbers is None:
+            sequence_numbers = self.get_all_log_dir_event_notifications()
+        for seq in sequence_numbers:
+            with contextlib.suppress(NoNodeError):
+                self._fenced(DeleteOp(LogDirEventNotificationSequenceZNode.path(seq)),
                              expected_controller_epoch_zk_version)
 
     # ---- handlers and sessions ------------------------------------------------------------------

@@ -280,6 +280,37 @@ class IsrChangeNotificationZNode:
     path = "/isr_change_notification"
 
 
+class LogDirEventNotificationZNode:
+    path = "/log_dir_event_notification"
+
+
+class LogDirEventNotificationSequenceZNode:
+    """/log_dir_event_notification/log_dir_event_<seq>: persistent sequential, written by a broker
+    that lost a log directory (kafka@2.6.x:core/src/main/scala/kafka/zk/ZkData.scala
+    `LogDirEventNotificationSequenceZNode`: `{"version":1,"broker":id,"event":1}`)."""
+
+    prefix = "log_dir_event_"
+    LOG_DIR_FAILURE = 1
+
+    @staticmethod
+    def path(sequence_number: str = "") -> str:
+        return f"{LogDirEventNotificationZNode.path}/{LogDirEventNotificationSequenceZNode.prefix}{sequence_number}"
+
+    @staticmethod
+    def sequence_number(path: str) -> str:
+        prefix = LogDirEventNotificationSequenceZNode.prefix
+        return path[path.rindex(prefix) + len(prefix):]
+
+    @staticmethod
+    def encode(broker_id: int) -> bytes:
+        event = LogDirEventNotificationSequenceZNode.LOG_DIR_FAILURE
+        return _dumps({"version": 1, "broker": broker_id, "event": event})
+
+    @staticmethod
+    def decode(data: bytes) -> int:
+        return int(_loads(data)["broker"])
+
+
 class IsrChangeNotificationSequenceZNode:
     """/isr_change_notification/isr_change_<seq>: persistent sequential, written by partition leaders."""
 
@@ -359,6 +390,7 @@ PERSISTENT_ZK_PATHS = (
     TopicsZNode.path,
     DeleteTopicsZNode.path,
     IsrChangeNotificationZNode.path,
+    LogDirEventNotificationZNode.path,
 )
 """The top-level paths the controller needs, created at startup (a subset of `ZkData.PersistentZkPaths`:
-consumer, config, sequence-id, producer-id and log-dir paths are outside the model)."""
+consumer, config, sequence-id and producer-id paths are outside the model)."""

@@ -33,7 +33,7 @@ from kcm.model.actions import ControllerProcessEvent, ZkConnectionLoss, ZkLoseRe
 from kcm.model.catalogue import findings
 from kcm.model.catalogue.declaration import Declaration, Judged, Kind, per_topic_with_judge
 from kcm.model.catalogue.settledness import AFRESH, Judge, Settledness, settled_under_a_controller
-from kcm.model.catalogue.views import judged_partitions, registered
+from kcm.model.catalogue.views import judged_partitions, online_to, registered
 from kcm.model.cluster import (
     NONE,
     ApiError,
@@ -107,13 +107,16 @@ def _why_not(s: Cluster, a, answer: ElectLeadersAnswer, ppt: int) -> bool:
         return not s.zk.session >> a.broker & 1
     if not assigned:
         return False
-    online = ctx.live & ~ctx.shutting_down
+    # `liveBrokerIds` decides whether an unclean election is needed; the election itself counts the
+    # replicas `isReplicaOnline` holds (a replica on a failed log directory is not)
+    live = ctx.live & ~ctx.shutting_down
+    online = online_to(ctx, p)
     leader = ctx.leadership[p].leader
     isr = s.zk.partitions[p].isr
     if error is ApiError.ELECTION_NOT_NEEDED:
         if answer.election_type is ElectionType.PREFERRED:
             return leader == assigned[0]
-        return leader != NONE and bool(online >> leader & 1)
+        return leader != NONE and bool(live >> leader & 1)
     if error is ApiError.PREFERRED_LEADER_NOT_AVAILABLE:
         return answer.election_type is ElectionType.PREFERRED and (
             not online >> assigned[0] & 1 or assigned[0] not in isr)

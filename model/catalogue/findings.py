@@ -867,6 +867,43 @@ ELECT_LEADERS_UNANSWERED = Finding(
     {"ElectLeadersAnswered": _built(_elect_leaders_unanswered)})
 
 
+# ---- Findings 18: a replica a reassignment is adding is not asked about its failed log directory ----
+
+def _adding_replica_on_failed_dir(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+    """OfflineDirsKnownOnceQuiescent: every replica whose failed log directory the active controller
+    does not hold in `replicasOnOfflineDirs` is one a reassignment is adding (in the partition's
+    `adding` replicas, NewReplica to the controller), and the controller holds no replica there
+    whose directory did not fail. `onBrokerLogDirFailure` asks the broker with
+    `handleStateChanges(replicasOnBrokers, OnlineReplica)`, and from NewReplica that transition sends
+    no LeaderAndIsr (kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala
+    lines 198-204; KafkaController.scala lines 325-330): the broker is never asked, never answers
+    KAFKA_STORAGE_ERROR, and the reassignment waits for a replica that cannot join the ISR until
+    the broker restarts."""
+    explained = False
+    for broker in t.brokers:
+        if not broker.active:
+            continue
+        ctx = broker.ctx
+        for p, assigned in enumerate(ctx.assignment):
+            for b in assigned:
+                failed, known = t.brokers[b].offline_dirs >> p & 1, ctx.offline_dirs[b] >> p & 1
+                if known and not failed:
+                    return False
+                if failed and not known:
+                    if b not in ctx.adding[p]:
+                        return False
+                    explained = True
+    return explained
+
+
+LOG_DIR_OF_ADDING_REPLICA = Finding(
+    18, "a replica a reassignment is adding is never asked about its failed log directory",
+    "docs/findings/log-dir-of-adding-replica.itf.json",
+    "every replica whose failed directory the active controller does not know is one a reassignment "
+    "is adding (NewReplica: onBrokerLogDirFailure's OnlineReplica transition sends it no LeaderAndIsr)",
+    {"OfflineDirsKnownOnceQuiescent": _built(_adding_replica_on_failed_dir)})
+
+
 #: Every Finding a property names.
 FINDINGS: tuple[Finding, ...] = (REMOVED_REPLICA_LEADS, DELETION_DURING_REASSIGNMENT, LOST_CREATE_REPLY,
                                  SHUTTING_DOWN_REJOINS_ISR,
@@ -874,7 +911,7 @@ FINDINGS: tuple[Finding, ...] = (REMOVED_REPLICA_LEADS, DELETION_DURING_REASSIGN
                                  REASSIGNMENT_WITHOUT_STATE_ZNODE, STALE_STOP_REPLICA_ANSWER,
                                  REASSIGNMENT_COMPLETED_WITH_DEAD_TARGETS, REBALANCE_SKIPPED_DURING_REASSIGNMENT,
                                  ADDITION_RESTORED_DURING_DELETION, ADDITION_WRITTEN_AWAY_BY_REASSIGNMENT,
-                                 ELECT_LEADERS_UNANSWERED)
+                                 ELECT_LEADERS_UNANSWERED, LOG_DIR_OF_ADDING_REPLICA)
 
 
 # The configs under which 2.6 breaks a property (the conditions of `Declaration.findings`).
@@ -993,6 +1030,14 @@ def elect_leaders_unanswered(cfg: ModelConfig) -> bool:
         cfg.max_lost_acks + cfg.max_connection_losses + cfg.max_session_expiries + cfg.max_controller_moves > 0
         or cfg.max_broker_crashes + cfg.max_controlled_shutdowns >= cfg.replication_factor)
     return cold or any("elect_leaders" in run and any(kind in run for kind in deposing) for run in cfg.overlapping)
+
+
+def log_dir_failures_and_reassignments(cfg: ModelConfig) -> bool:
+    """A log directory may fail and a reassignment add a replica in one run: the directory of the
+    replica being added can fail before the reassignment completes."""
+    fails = cfg.max_log_dir_failures > 0
+    return _pair(cfg, fails, cfg.max_reassignments > 0, 1) or any(
+        "log_dir_failure" in run and "reassignment" in run for run in cfg.overlapping)
 
 
 def reassignment_without_state_znode(cfg: ModelConfig) -> bool:

@@ -34,7 +34,7 @@ from typing import Any
 from kcm.model.catalogue import findings
 from kcm.model.catalogue.declaration import Declaration, Judged, Kind, Part, per_topic, per_topic_with_judge
 from kcm.model.catalogue.settledness import AFRESH, Settledness
-from kcm.model.cluster import NO_ZNODE, Cluster
+from kcm.model.cluster import NO_ZNODE, NONE, Cluster
 from kcm.model.config import ModelConfig
 
 
@@ -63,7 +63,8 @@ def partition_count_never_decreases(ppt: int) -> Callable[[Cluster, Any, Cluster
 def added_partitions_created(s: Cluster, ppt: int, judge: Settledness = AFRESH) -> bool:
     """Quiescent: every assigned partition of a topic not queued for deletion (`/admin/delete_topics`)
     has a state znode whose leader is one of its assigned replicas, and every assigned replica
-    holds that znode's leader epoch."""
+    holds that znode's leader epoch. A replica on a failed log directory takes no LeaderAndIsr,
+    and a partition whose ISR is only such replicas has no leader (`isReplicaOnline`)."""
     if not judge.quiescent(s):
         return True
     zk = s.zk
@@ -71,9 +72,12 @@ def added_partitions_created(s: Cluster, ppt: int, judge: Settledness = AFRESH) 
         if not replicas or zk.delete_topics >> (p // ppt) & 1:
             continue
         z = zk.partitions[p]
-        if z == NO_ZNODE or z.leader not in replicas:
+        if z == NO_ZNODE:
             return False
-        if any(s.brokers[b].replicas[p].leader_epoch != z.leader_epoch for b in replicas):
+        failed = [b for b in replicas if s.brokers[b].offline_dirs >> p & 1]
+        if z.leader not in replicas and not (z.leader == NONE and set(z.isr) <= set(failed)):
+            return False
+        if any(s.brokers[b].replicas[p].leader_epoch != z.leader_epoch for b in replicas if b not in failed):
             return False
     return True
 

@@ -57,6 +57,7 @@ APPLIES: dict[str, tuple[dict[str, int], list[tuple[str, int]]]] = {
     "AtMostOneBelievedLeaderAfterQuiescence": ({"max_perturbations": -1}, []),
     "PartitionCountNeverDecreases": ({}, []),
     "ElectLeadersAnswered": ({}, []),
+    "OfflineDirsKnownOnceQuiescent": ({"max_reassignments": 1}, []),
 }
 
 

@@ -1,0 +1,161 @@
+"""Log-directory failure (JBOD) in the model.
+
+`BrokerFailLogDir` takes one replica's directory from a running broker: the replica stops, and
+`/log_dir_event_notification` fires the controller's `LogDirEventNotification`, whose
+`onBrokerLogDirFailure` asks the broker about its replicas with LeaderAndIsr; the broker answers
+KAFKA_STORAGE_ERROR for the failed one, and `LeaderAndIsrResponseReceived` records it in
+`replicasOnOfflineDirs` and takes it offline (kafka@2.6.x:core/src/main/scala/kafka/controller/
+KafkaController.scala lines 1187-1216 and 1451-1461). A restart brings the directory back. The
+`logdir` preset is explored completely with its counts pinned.
+"""
+
+from __future__ import annotations
+
+import pytest
+from kcm.checker.engine.bfs import explore
+from kcm.model import actions as A
+from kcm.model.checking.kafka_model import KafkaModel
+from kcm.model.checking.labels import event_text
+from kcm.model.cluster import NONE, Event, EventKind, Watch
+from kcm.model.config import ModelConfig
+from kcm.model.spec import enabled_actions, init_states, settle, step
+from kcm.model.states import ReplicaState as R
+
+from kcm import config as presets
+from kcm.cli import main
+
+#: Two brokers, one partition on both, broker 0 the controller and leader once settled.
+CFG = ModelConfig.from_mapping(dict(brokers=2, topics=1, partitions=1, replication_factor=2, max_broker_crashes=1,
+                                    max_session_expiries=0, max_leader_isr_shrinks=1, max_log_dir_failures=1,
+                                    max_controller_moves=1, max_topic_deletions=1))
+
+
+def _step(state, action):
+    assert action in enabled_actions(CFG, state), action
+    after = step(CFG, state, action)
+    assert after is not None
+    return after
+
+
+def _settled():
+    state = settle(CFG, init_states(CFG)[0])
+    assert state.zk.controller == 0 and state.zk.partitions[0].leader == 0 and state.zk.partitions[0].isr == (0, 1)
+    return state
+
+
+def test_no_failure_without_a_budget():
+    cfg = ModelConfig.from_mapping(dict(brokers=2, topics=1, partitions=1, replication_factor=2))
+    state = settle(cfg, init_states(cfg)[0])
+    assert not any(type(a) is A.BrokerFailLogDir for a in enabled_actions(cfg, state))
+
+
+def test_the_failure_stops_the_replica_and_notifies_the_controller():
+    state = _step(_settled(), A.BrokerFailLogDir(1, 0))
+    broker = state.brokers[1]
+    assert broker.up and broker.offline_dirs == 1
+    assert broker.replicas[0].stopped and broker.replicas[0].leader == NONE
+    assert state.zk.log_dir_events == 1 << 1
+    assert state.brokers[0].queue == (Event(EventKind.LogDirEventNotification),)
+    # a second failure of the same directory is not offered
+    assert A.BrokerFailLogDir(1, 0) not in enabled_actions(CFG, state)
+
+
+def test_a_followers_failed_directory_takes_it_out_of_the_isr():
+    state = _step(_settled(), A.BrokerFailLogDir(1, 0))
+    state = _step(state, A.ControllerProcessEvent(0))          # LogDirEventNotification
+    assert state.zk.log_dir_events == 0
+    assert state.brokers[0].ctx.offline_dirs == (0, 0)        # not known yet: asked by LeaderAndIsr
+    state = settle(CFG, state)
+    ctx = state.brokers[0].ctx
+    assert ctx.offline_dirs == (0, 1)
+    assert ctx.replica_states[0][1] is R.OfflineReplica
+    assert state.zk.partitions[0].leader == 0 and state.zk.partitions[0].isr == (0,)
+    assert state.brokers[1].up and state.brokers[1].replicas[0].stopped
+
+
+def test_the_leaders_failed_directory_moves_leadership():
+    state = settle(CFG, _step(_settled(), A.BrokerFailLogDir(0, 0)))
+    z = state.zk.partitions[0]
+    assert (z.leader, z.isr) == (1, (1,))
+    assert state.brokers[0].ctx.offline_dirs == (1, 0)
+    assert state.brokers[1].replicas[0].leader == 1
+
+
+def test_the_sole_isr_member_stays_in_the_isr_without_leading():
+    state = _step(_settled(), A.LeaderShrinkIsr(0, 0, 1))
+    state = settle(CFG, _step(state, A.BrokerFailLogDir(0, 0)))
+    z = state.zk.partitions[0]
+    assert (z.leader, z.isr) == (NONE, (0,))     # KAFKA-708: the last member stays; no clean leader
+
+
+def test_a_restart_brings_the_directory_back():
+    state = settle(CFG, _step(_settled(), A.BrokerFailLogDir(1, 0)))
+    state = settle(CFG, _step(state, A.BrokerCrash(1)))
+    assert state.brokers[1].offline_dirs == 0
+    assert state.brokers[0].ctx.offline_dirs == (0, 0)   # forgotten at onBrokerFailure / onBrokerStartup
+    assert state.zk.partitions[0].isr == (0, 1)
+    assert state.brokers[0].ctx.replica_states[0][1] is R.OnlineReplica
+
+
+def test_a_new_controller_learns_from_the_answers_to_its_startup_requests():
+    state = settle(CFG, _step(_settled(), A.BrokerFailLogDir(1, 0)))
+    state = _step(state, A.AdminMoveController())
+    state = settle(CFG, state)
+    c = state.zk.controller
+    assert state.brokers[c].ctx.offline_dirs == (0, 1)
+    assert state.zk.partitions[0].isr == (0,)
+    assert state.zk.watches[c] & Watch.LOG_DIR_EVENT
+
+
+def test_a_deletion_waits_for_the_failed_directory():
+    state = settle(CFG, _step(_settled(), A.BrokerFailLogDir(1, 0)))
+    state = settle(CFG, _step(state, A.AdminDeleteTopic(0)))
+    # broker 1's replica is not online: never asked to delete, the topic is ineligible and waits
+    assert state.zk.delete_topics == 1 and state.zk.assignment == ((0, 1),)
+    assert state.brokers[0].ctx.replica_states[0][0] is R.ReplicaDeletionSuccessful
+    assert state.brokers[0].ctx.replica_states[0][1] is R.OfflineReplica
+    assert state.brokers[1].replicas[0].stopped
+    state = settle(CFG, _step(state, A.BrokerCrash(1)))     # the restart resumes the deletion
+    assert state.zk.delete_topics == 0 and state.zk.assignment == ((),)
+
+
+def test_the_events_name_their_arguments():
+    assert event_text(Event(EventKind.LeaderAndIsrResponseReceived, 1, 0b101)) == (
+        "LeaderAndIsrResponseReceived(brokerId=1, KAFKA_STORAGE_ERROR {0, 2})")
+    assert event_text(Event(EventKind.TopicDeletionStopReplicaResponseReceived, 1, 0b10 | 0b1 << 9)) == (
+        "TopicDeletionStopReplicaResponseReceived(replicaId=1, partitions {1}, KAFKA_STORAGE_ERROR {0})")
+
+
+def test_the_logdir_preset_is_explored_completely():
+    result = explore(KafkaModel(presets.load_preset("logdir")))
+    assert result.verdict == "pass", result.summary_lines()
+    assert (result.stats.distinct, result.stats.generated, result.stats.depth) == (16_662, 57_806, 31)
+    names = {p.name for p in KafkaModel(presets.load_preset("logdir")).properties()}
+    assert {"OfflineDirReplicaNotLeader", "OfflineDirsKnownOnceQuiescent"} <= names
+    assert not {"OfflineDirReplicaNotLeader", "OfflineDirsKnownOnceQuiescent"} & {
+        p.name for p in KafkaModel(presets.load_preset("tiny")).properties()}
+
+
+@pytest.mark.parametrize("value", ["3", "-1"])
+def test_a_budget_out_of_range_is_refused(tmp_path, capsys, value):
+    path = tmp_path / "c.toml"
+    path.write_text(f"brokers = 2\nmax_log_dir_failures = {value}\n")
+    assert main(["explore", "--config", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("kcm: error:") and "max_log_dir_failures" in err[0]
+
+
+def test_a_stop_replica_on_the_failed_directory_fails_the_replicas_deletion():
+    state = _step(_settled(), A.AdminDeleteTopic(0))
+    state = _step(state, A.ControllerProcessEvent(0))          # TopicDeletion: StopReplica to both
+    state = _step(state, A.BrokerFailLogDir(1, 0))            # before broker 1 takes it
+    answers = []
+    while not (state.brokers[0].queue == () and not any(state.net) and state.zk.log_dir_events == 0):
+        action = next(a for a in enabled_actions(CFG, state) if type(a) in (A.ControllerProcessEvent, A.NetworkDeliver))
+        queue = state.brokers[0].queue
+        if (type(action) is A.ControllerProcessEvent
+                and queue[0].kind is EventKind.TopicDeletionStopReplicaResponseReceived):
+            answers.append(event_text(queue[0]))
+        state = _step(state, action)
+    assert "TopicDeletionStopReplicaResponseReceived(replicaId=1, partitions {}, KAFKA_STORAGE_ERROR {0})" in answers
+    assert state.zk.delete_topics == 1
