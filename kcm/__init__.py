@@ -15,14 +15,13 @@ try:
 except PackageNotFoundError:  # running from a source tree that was not installed
     __version__ = "0.0.0+unknown"
 
-#: The Kafka version whose controller the model pins.
-KAFKA_VERSION = "2.6"
-
-#: What every report of a run records about the tool and the system it models.
-VERSIONS = {"kcm_version": __version__, "kafka_version": KAFKA_VERSION}
-
 # The model and the explorer compiled with Cython, where a build is up to date with the sources
 # (kcm/compiled.py); before any kcm.model import, in every process (Spark's workers too).
 from kcm import compiled as _compiled  # noqa: E402
 
 _compiled.install()
+
+from kcm.model import KAFKA_VERSION  # noqa: E402
+
+#: What every report of a run records about the tool and the system it models.
+VERSIONS = {"kcm_version": __version__, "kafka_version": KAFKA_VERSION}

@@ -11,6 +11,7 @@ import hashlib
 import marshal
 
 from kcm.checker.engine.contract import KnownAs, KnownViolation, Model
+from kcm.model import KAFKA_VERSION
 from kcm.model.actions import ALL_ACTIONS
 from kcm.model.catalogue import excused_violations, properties_for
 from kcm.model.catalogue.settledness import Judge, quiescent
@@ -22,10 +23,6 @@ from kcm.model.config import ModelConfig
 from kcm.model.known_loops import known_loops_for
 from kcm.model.spec import Tables, World, enabled_actions, flags_for, heals, init_states, step
 from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE
-
-#: The Kafka release whose controller the model pins: its name says it, and the violations and
-#: loops it lists as known are that release's behaviour ("known Kafka 2.6 behaviour").
-KAFKA_VERSION = "2.6"
 
 
 def _plain(x):

@@ -17,7 +17,6 @@ from kcm.impl.threaded_cluster import ThreadedCluster
 from kcm.impl.zk_data import TopicPartition
 
 from tests.impl import threaded
-from tests.impl.threaded import FAST
 
 WAIT_S = 60
 TP = TopicPartition("orders", 0)
@@ -31,8 +30,6 @@ def _leader(c: ThreadedCluster) -> tuple[int, tuple[int, ...]] | None:
 def _offline_with_broker_1_out_of_the_isr(c: ThreadedCluster) -> None:
     """orders-0 on (0, 1) led by 0; broker 1 stops, 0 shrinks the ISR to itself; broker 1 comes
     back (not in the ISR, it never catches up here: the leader is gone next); broker 0 stops."""
-    for b in range(3):
-        c.start_broker(b)
     c.create_topic("orders", {0: (0, 1)})
     assert threaded.wait_for(lambda: _leader(c) == (0, (0, 1)), WAIT_S)
     c.crash_broker(1, expire_after_s=0.0)
@@ -43,8 +40,7 @@ def _offline_with_broker_1_out_of_the_isr(c: ThreadedCluster) -> None:
 
 
 def test_an_unclean_request_elects_the_live_replica_and_answers(zookeeper_hosts) -> None:
-    c = ThreadedCluster(3, zookeeper=zookeeper_hosts, config=FAST)
-    try:
+    with threaded.running_cluster(3, zookeeper_hosts) as c:
         _offline_with_broker_1_out_of_the_isr(c)
         answers: queue.Queue = queue.Queue()
         assert threaded.wait_for(lambda: c.elect_leaders([TP], True, answers.put), WAIT_S)
@@ -52,17 +48,10 @@ def test_an_unclean_request_elects_the_live_replica_and_answers(zookeeper_hosts)
         assert threaded.wait_for(lambda: _leader(c) == (1, (1,)), WAIT_S)
         assert c.elect_leaders([TP], True, answers.put)
         assert answers.get(timeout=WAIT_S) == {TP: Errors.ELECTION_NOT_NEEDED}
-        c.raise_bugs()
-    finally:
-        c.close()
 
 
 def test_switching_unclean_election_on_elects_the_offline_partition(zookeeper_hosts) -> None:
-    c = ThreadedCluster(3, zookeeper=zookeeper_hosts, config=FAST)
-    try:
+    with threaded.running_cluster(3, zookeeper_hosts) as c:
         _offline_with_broker_1_out_of_the_isr(c)
         c.enable_unclean_election("orders")
         assert threaded.wait_for(lambda: _leader(c) == (1, (1,)), WAIT_S)
-        c.raise_bugs()
-    finally:
-        c.close()

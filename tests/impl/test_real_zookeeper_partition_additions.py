@@ -13,7 +13,6 @@ from kcm.impl.threaded_cluster import ThreadedCluster
 from kcm.impl.zk_data import TopicPartition
 
 from tests.impl import threaded
-from tests.impl.threaded import FAST
 
 WAIT_S = 60
 
@@ -34,10 +33,7 @@ def _created(c: ThreadedCluster, count: int) -> bool:
 
 
 def test_added_partitions_are_created_on_their_replicas(zookeeper_hosts) -> None:
-    c = ThreadedCluster(3, zookeeper=zookeeper_hosts, config=FAST)
-    try:
-        for b in range(3):
-            c.start_broker(b)
+    with threaded.running_cluster(3, zookeeper_hosts) as c:
         c.create_topic("orders", {0: (0, 1)})
         assert threaded.wait_for(lambda: _created(c, 1), WAIT_S)
         c.add_partitions("orders", ((1, 2), (2, 0)))
@@ -46,16 +42,10 @@ def test_added_partitions_are_created_on_their_replicas(zookeeper_hosts) -> None
         controller = c.servers[c.controller_id()].controller
         assert sorted(controller.partition_modifications_handlers) == ["orders"]
         assert controller.context.partition_replica_assignment(TopicPartition("orders", 2)) == (2, 0)
-        c.raise_bugs()
-    finally:
-        c.close()
 
 
 def test_an_addition_to_a_topic_being_deleted_is_written_back(zookeeper_hosts) -> None:
-    c = ThreadedCluster(2, zookeeper=zookeeper_hosts, config=FAST)
-    try:
-        for b in range(2):
-            c.start_broker(b)
+    with threaded.running_cluster(2, zookeeper_hosts) as c:
         c.create_topic("orders", {0: (0, 1)})
         assert threaded.wait_for(lambda: _created(c, 1), WAIT_S)
         c.crash_broker(1)    # the deletion cannot complete while a replica is down: the topic stays queued
@@ -66,6 +56,3 @@ def test_an_addition_to_a_topic_being_deleted_is_written_back(zookeeper_hosts) -
         c.add_partitions("orders", ((0, 1),))
         assert threaded.wait_for(lambda: list(c.partition_states()) == [TopicPartition("orders", 0)], WAIT_S)
         assert controller.context.partition_replica_assignment(TopicPartition("orders", 1)) == ()
-        c.raise_bugs()
-    finally:
-        c.close()

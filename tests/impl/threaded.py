@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from kcm.impl.kafka_config import KafkaConfig
+from kcm.impl.threaded_cluster import ThreadedCluster
 
 #: Kafka's timings shrunk so that a threaded cluster settles in well under a second.
 FAST = KafkaConfig(replica_lag_time_max_ms=2000, replica_fetch_interval_ms=20, isr_change_propagation_blackout_ms=20,
@@ -29,3 +32,18 @@ def wait_for(condition, timeout_s: float, *, tolerate: tuple[type[BaseException]
         return bool(condition())
     except tolerate:
         return False
+
+
+@contextmanager
+def running_cluster(brokers: int, zookeeper: str) -> Iterator[ThreadedCluster]:
+    """A threaded cluster of `brokers` brokers on `zookeeper`, every broker started (in id order, so
+    broker 0 is the first controller); on leaving, the bugs its threads recorded are raised (the body
+    passed) and the cluster is closed (always)."""
+    c = ThreadedCluster(brokers, zookeeper=zookeeper, config=FAST)
+    try:
+        for b in range(brokers):
+            c.start_broker(b)
+        yield c
+        c.raise_bugs()
+    finally:
+        c.close()
