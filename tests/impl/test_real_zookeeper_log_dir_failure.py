@@ -13,7 +13,6 @@ from kcm.impl.threaded_cluster import ThreadedCluster
 from kcm.impl.zk_data import LogDirEventNotificationZNode, TopicPartition
 
 from tests.impl import threaded
-from tests.impl.threaded import FAST
 
 WAIT_S = 60
 TP = TopicPartition("orders", 0)
@@ -25,10 +24,7 @@ def _leader(c: ThreadedCluster) -> tuple[int, tuple[int, ...]] | None:
 
 
 def test_the_leaders_failed_directory_moves_leadership_until_a_restart(zookeeper_hosts) -> None:
-    c = ThreadedCluster(3, zookeeper=zookeeper_hosts, config=FAST)
-    try:
-        for b in range(3):
-            c.start_broker(b)
+    with threaded.running_cluster(3, zookeeper_hosts) as c:
         c.create_topic("orders", {0: (0, 1)})
         assert threaded.wait_for(lambda: _leader(c) == (0, (0, 1)), WAIT_S)
         c.fail_log_dir(0, TP)
@@ -40,6 +36,3 @@ def test_the_leaders_failed_directory_moves_leadership_until_a_restart(zookeeper
             lambda: not c.admin.zookeeper.get_children(LogDirEventNotificationZNode.path), WAIT_S)
         c.bounce_broker(0)
         assert threaded.wait_for(lambda: _leader(c) is not None and set(_leader(c)[1]) == {0, 1}, WAIT_S)
-        c.raise_bugs()
-    finally:
-        c.close()
