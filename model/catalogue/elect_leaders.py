@@ -156,15 +156,18 @@ def unclean_partition_with_live_replica_gets_leader(s: Cluster, ppt: int = 1, un
                                                     judge: Settledness = AFRESH) -> bool:
     """Settled: a partition of a topic whose `unclean.leader.election.enable` is on (`unclean`, the
     static default, or `/config/topics/<t>`) has a leader when one of its assigned replicas is
-    registered: the offline election allows an unclean leader, and switching the config on
-    elects the topic's Offline partitions (`processTopicUncleanLeaderElectionEnable`)."""
+    online, registered and not on a failed log directory: the offline election allows an unclean
+    leader among the online replicas (`isReplicaOnline`,
+    kafka@2.6.x:core/src/main/scala/kafka/controller/ControllerContext.scala lines 205-211;
+    Election.scala line 34), and switching the config on elects the topic's Offline partitions
+    (`processTopicUncleanLeaderElectionEnable`)."""
     if not settled_under_a_controller(s, judge):
         return True
     live = registered(s)
     zk = s.zk
     for p, z in judged_partitions(s, ppt):
         if (z.leader == NONE and (unclean or zk.unclean_topics >> (p // ppt) & 1)
-                and any(r in live for r in zk.assignment[p])):
+                and any(r in live and not s.brokers[r].offline_dirs >> p & 1 for r in zk.assignment[p])):
             return False
     return True
 

@@ -904,6 +904,91 @@ LOG_DIR_OF_ADDING_REPLICA = Finding(
     {"OfflineDirsKnownOnceQuiescent": _built(_adding_replica_on_failed_dir)})
 
 
+# ---- Findings 19: a reassignment waits, until a restart, for a replica on a failed log directory ---
+
+def _behind_failed_dirs(t: Cluster, p: int) -> bool:
+    """Partition `p`'s reassignment waits for a failed log directory: a replica it is adding is
+    outside the ISR on a failed directory, or the partition has no leader and every ISR member is
+    on one (and no new replica has joined). `onPartitionReassignment` completes only once every
+    target is in the ISR (`isReassignmentComplete`,
+    kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala lines 563-567 and
+    803-812): a replica on a failed directory fetches nothing, and a partition whose last ISR
+    member is on one keeps it (an `OfflinePartition` with unclean election off elects no one) and
+    names no leader in A1's LeaderAndIsr, so the new replicas fetch from nobody. Only the broker's
+    restart, which brings the directory back and resumes the reassignment (`onBrokerStartup`),
+    ends the wait; whether the controller learnt of the failure does not matter (Findings 18 is
+    the case where it did not). A crashed replica stalls a reassignment the same way, but a dead
+    broker is never quiescent; a failed directory leaves its broker up, so the properties judge
+    the wait."""
+    zk = t.zk
+    isr = zk.partitions[p].isr if zk.partitions[p] != NO_ZNODE else ()
+    if any(t.brokers[r].offline_dirs >> p & 1 and r not in isr for r in zk.adding[p]):
+        return True
+    return (zk.partitions[p] != NO_ZNODE and zk.partitions[p].leader == NONE and bool(isr)
+            and all(t.brokers[r].offline_dirs >> p & 1 for r in isr) and not set(zk.adding[p]) & set(isr))
+
+
+def _stalled_reassignments(stalled: Callable[[Cluster, int], bool]) -> MatcherFor:
+    """ReassignmentEventuallyCompletes: every partition still requested in
+    `/admin/reassign_partitions` or being reassigned is `stalled`."""
+    def matches(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+        zk = t.zk
+        faulty = [p for p in range(len(zk.partitions)) if zk.reassign[p] or zk.adding[p] or zk.removing[p]]
+        return bool(faulty) and all(stalled(t, p) for p in faulty)
+    return lambda cfg, judge: matches
+
+
+def _stalled_requests(stalled: Callable[[Cluster, int], bool]) -> MatcherFor:
+    """AdminZnodesConsumed: the requests left are reassignments only (no preferred election, no
+    deletion), each of a `stalled` partition: the request is deleted only when the reassignment
+    completes (`removePartitionsFromReassignedPartitions`, KafkaController.scala B7)."""
+    def matches(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+        zk = t.zk
+        left = [p for p in range(len(zk.reassign)) if zk.reassign[p]]
+        return not zk.preferred and not zk.delete_topics and bool(left) and all(stalled(t, p) for p in left)
+    return lambda cfg, judge: matches
+
+
+def _stalled_new_replicas(stalled: Callable[[Cluster, int], bool]) -> MatcherFor:
+    """ReplicaStatesMatchLiveness: every assigned replica the active controller holds neither as
+    OnlineReplica nor, on a failed directory it knows, as OfflineReplica is a NewReplica a
+    reassignment is adding, of a `stalled` partition: A2 of `onPartitionReassignment` moves the
+    targets to NewReplica and only the completion, B1, moves them to OnlineReplica
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala lines 563-570)."""
+    def build(cfg: ModelConfig, judge: Judge) -> Matcher:
+        ppt = cfg.partitions
+
+        def matches(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+            faulty = False
+            for c in active_controllers(t):
+                ctx = t.brokers[c].ctx
+                for p, assigned in enumerate(ctx.assignment):
+                    if ctx.topics_to_delete >> (p // ppt) & 1:
+                        continue
+                    for r in assigned:
+                        state = ctx.replica_states[p][r]
+                        offline = ctx.offline_dirs[r] >> p & 1
+                        if state is (ReplicaState.OfflineReplica if offline else ReplicaState.OnlineReplica):
+                            continue
+                        if not (state is ReplicaState.NewReplica and r in t.zk.adding[p] and stalled(t, p)):
+                            return False
+                        faulty = True
+            return faulty
+        return matches
+    return build
+
+
+LOG_DIRS_STALL_REASSIGNMENT = Finding(
+    19, "a reassignment waits, until a restart, for a replica on a failed log directory",
+    "docs/findings/reassignment-behind-failed-dirs.itf.json",
+    "every reassignment left (with its request and its new replicas held NewReplica) is of a partition "
+    "that has a new replica outside the ISR on a failed log directory, or no leader and an ISR all on "
+    "failed log directories: isReassignmentComplete waits for every target to join the ISR",
+    {"ReassignmentEventuallyCompletes": _stalled_reassignments(_behind_failed_dirs),
+     "AdminZnodesConsumed": _stalled_requests(_behind_failed_dirs),
+     "ReplicaStatesMatchLiveness": _stalled_new_replicas(_behind_failed_dirs)})
+
+
 #: Every Finding a property names.
 FINDINGS: tuple[Finding, ...] = (REMOVED_REPLICA_LEADS, DELETION_DURING_REASSIGNMENT, LOST_CREATE_REPLY,
                                  SHUTTING_DOWN_REJOINS_ISR,
@@ -911,7 +996,8 @@ FINDINGS: tuple[Finding, ...] = (REMOVED_REPLICA_LEADS, DELETION_DURING_REASSIGN
                                  REASSIGNMENT_WITHOUT_STATE_ZNODE, STALE_STOP_REPLICA_ANSWER,
                                  REASSIGNMENT_COMPLETED_WITH_DEAD_TARGETS, REBALANCE_SKIPPED_DURING_REASSIGNMENT,
                                  ADDITION_RESTORED_DURING_DELETION, ADDITION_WRITTEN_AWAY_BY_REASSIGNMENT,
-                                 ELECT_LEADERS_UNANSWERED, LOG_DIR_OF_ADDING_REPLICA)
+                                 ELECT_LEADERS_UNANSWERED, LOG_DIR_OF_ADDING_REPLICA,
+                                 LOG_DIRS_STALL_REASSIGNMENT)
 
 
 # The configs under which 2.6 breaks a property (the conditions of `Declaration.findings`).
@@ -1034,7 +1120,8 @@ def elect_leaders_unanswered(cfg: ModelConfig) -> bool:
 
 def log_dir_failures_and_reassignments(cfg: ModelConfig) -> bool:
     """A log directory may fail and a reassignment add a replica in one run: the directory of the
-    replica being added can fail before the reassignment completes."""
+    replica being added, or of the partition's last in-sync replica, can fail before the
+    reassignment completes."""
     fails = cfg.max_log_dir_failures > 0
     return _pair(cfg, fails, cfg.max_reassignments > 0, 1) or any(
         "log_dir_failure" in run and "reassignment" in run for run in cfg.overlapping)

@@ -154,7 +154,8 @@ DECLARATIONS: tuple[Declaration, ...] = (
                 "once quiescent, the active controller holds every assigned replica of a live topic as OnlineReplica, "
                 "or OfflineReplica on a failed log directory",
                 Kind.LIVENESS, per_topic_with_judge(replica_states_match_liveness), where=Judged.QUIESCENT,
-                findings=((findings.REASSIGNMENT_WITHOUT_STATE_ZNODE, findings.reassignment_without_state_znode),)),
+                findings=((findings.REASSIGNMENT_WITHOUT_STATE_ZNODE, findings.reassignment_without_state_znode),
+                          (findings.LOG_DIRS_STALL_REASSIGNMENT, findings.log_dir_failures_and_reassignments))),
     Declaration("RemovedReplicasForgotten",
                 "once settled, the controller holds no state for a replica outside the assignment",
                 Kind.LIVENESS, with_judge(removed_replicas_forgotten), where=Judged.SETTLED),

@@ -11,9 +11,13 @@ KafkaController.scala lines 1187-1216 and 1451-1461). A restart brings the direc
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 import pytest
 from kcm.checker.engine.bfs import explore
 from kcm.model import actions as A
+from kcm.model.catalogue.findings import LOG_DIRS_STALL_REASSIGNMENT
 from kcm.model.checking.kafka_model import KafkaModel
 from kcm.model.checking.labels import event_text
 from kcm.model.cluster import NONE, Event, EventKind, Watch
@@ -23,6 +27,8 @@ from kcm.model.states import ReplicaState as R
 
 from kcm import config as presets
 from kcm.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
 
 #: Two brokers, one partition on both, broker 0 the controller and leader once settled.
 CFG = ModelConfig.from_mapping(dict(brokers=2, topics=1, partitions=1, replication_factor=2, max_broker_crashes=1,
@@ -159,3 +165,80 @@ def test_a_stop_replica_on_the_failed_directory_fails_the_replicas_deletion():
         state = _step(state, action)
     assert "TopicDeletionStopReplicaResponseReceived(replicaId=1, partitions {}, KAFKA_STORAGE_ERROR {0})" in answers
     assert state.zk.delete_topics == 1
+
+
+# ---- Findings 19: a reassignment waits, until a restart, for a replica on a failed log directory ----
+
+STALLED = ("ReassignmentEventuallyCompletes", "AdminZnodesConsumed", "ReplicaStatesMatchLiveness")
+
+
+def _finding_config(name: str):
+    return presets.load_config_file(REPO / "docs" / "findings" / f"{name}.toml")
+
+
+def test_a_reassignment_behind_a_failed_sole_replica_is_findings_19() -> None:
+    """Findings 19's config: broker 0's sole replica loses its directory, then the partition is
+    reassigned to broker 1. Every violation of the three properties the wait breaks is excused as
+    Findings 19's, each first met at the end of the same 18 steps; no other property fails."""
+    result = explore(KafkaModel(_finding_config("reassignment-behind-failed-dirs")), stop_on_violation=False,
+                     goals_required=False)
+    assert not result.violations, result.summary_lines()
+    assert sorted((v.name, v.trace_length) for v in result.known_violations) == sorted(
+        (name, 18) for name in STALLED)
+    model = KafkaModel(_finding_config("reassignment-behind-failed-dirs"))
+    for v in result.known_violations:
+        own = LOG_DIRS_STALL_REASSIGNMENT.matcher(v.name, model.cfg, model.judge)
+        assert v.trace is not None
+        steps = v.trace
+        assert own(steps[-2][1], steps[-1][0], steps[-1][1], functools.partial(tuple, steps)), v.name
+
+
+def test_a_reassignment_waiting_for_its_own_failed_replica_is_findings_19_too() -> None:
+    """Findings 18's config (the directory of the replica being added fails): the reassignment
+    it leaves is Findings 19's, whether the controller was told of the failure (the
+    LeaderAndIsr of the reassignment still on its way when the directory failed) or not."""
+    result = explore(KafkaModel(_finding_config("log-dir-of-adding-replica")), stop_on_violation=False,
+                     goals_required=False)
+    assert not result.violations, result.summary_lines()
+    assert sorted((v.name, v.trace_length) for v in result.known_violations) == [
+        ("AdminZnodesConsumed", 19), ("OfflineDirsKnownOnceQuiescent", 19),
+        ("ReassignmentEventuallyCompletes", 19), ("ReplicaStatesMatchLiveness", 25)]
+
+
+def test_the_same_stalled_reassignment_without_a_failed_directory_is_not_findings_19() -> None:
+    """Findings 19's last state with broker 0's directory back (the same leaderless partition,
+    the same reassignment left) is no longer the Finding's: a controller that leaves a
+    reassignment of a partition whose ISR member is live is a violation."""
+    from kcm.checker.engine.itf import read_itf
+    from kcm.checker.engine.replay import model_from_meta, replay_itf
+
+    trace = read_itf(REPO / LOG_DIRS_STALL_REASSIGNMENT.trace)
+    model = model_from_meta(trace.meta)
+    actions, states = replay_itf(trace, model)
+    steps = [(None, states[0]), *zip(actions, states[1:])]
+    known = model.known_violations()
+    last = states[-1]
+    healed = last._replace(brokers=tuple(b._replace(offline_dirs=0) for b in last.brokers))
+    for name in STALLED:
+        assert known[name].matches(states[-2], actions[-1], last, lambda: steps), name
+        assert not known[name].matches(states[-2], actions[-1], healed, lambda: steps), name
+
+
+def test_unclean_election_needs_a_replica_off_the_failed_directories() -> None:
+    """UncleanPartitionWithLiveReplicaGetsLeader asks for a leader only where an assigned replica
+    is online: registered and not on a failed log directory, as 2.6's `isReplicaOnline` reads it.
+    The sole replica's directory failed, unclean election switched on: no leader, and that holds;
+    the same state with the directory back (a registered replica that could lead) violates it."""
+    from kcm.model.catalogue.elect_leaders import unclean_partition_with_live_replica_gets_leader
+
+    cfg = ModelConfig.from_mapping(dict(brokers=2, topics=1, partitions=1, replication_factor=1, max_broker_crashes=0,
+                                        max_session_expiries=0, max_leader_isr_shrinks=0,
+                                        overlapping=[["log_dir_failure", "unclean_election_enable"]]))
+    state = settle(cfg, init_states(cfg)[0])
+    owner = state.zk.assignment[0][0]
+    state = settle(cfg, step(cfg, state, A.BrokerFailLogDir(owner, 0)))
+    state = settle(cfg, step(cfg, state, A.AdminEnableUncleanElection(0)))
+    assert state.zk.partitions[0].leader == NONE and state.zk.unclean_topics == 1
+    assert unclean_partition_with_live_replica_gets_leader(state)
+    healed = state._replace(brokers=tuple(b._replace(offline_dirs=0) for b in state.brokers))
+    assert not unclean_partition_with_live_replica_gets_leader(healed)
