@@ -21,7 +21,7 @@ from kcm import compiled as _compiled  # noqa: E402
 
 _compiled.install()
 
-from kcm.model import KAFKA_VERSION  # noqa: E402
+from kcm.model.release import KAFKA_VERSION  # noqa: E402
 
 #: What every report of a run records about the tool and the system it models.
 VERSIONS = {"kcm_version": __version__, "kafka_version": KAFKA_VERSION}

@@ -11,7 +11,6 @@ import hashlib
 import marshal
 
 from kcm.checker.engine.contract import KnownAs, KnownViolation, Model
-from kcm.model import KAFKA_VERSION
 from kcm.model.actions import ALL_ACTIONS
 from kcm.model.catalogue import excused_violations, properties_for
 from kcm.model.catalogue.settledness import Judge, quiescent
@@ -21,6 +20,7 @@ from kcm.model.checking.symmetry import Symmetry
 from kcm.model.cluster import NO_ZNODE, NONE, Cluster, Edge, bits
 from kcm.model.config import ModelConfig
 from kcm.model.known_loops import known_loops_for
+from kcm.model.release import KAFKA_VERSION
 from kcm.model.spec import Tables, World, enabled_actions, flags_for, heals, init_states, step
 from kcm.model.tables import PARTITION_TABLE, REPLICA_TABLE
 
