@@ -41,7 +41,14 @@ from kcm.model.actions import (
     ZkLoseReply,
 )
 from kcm.model.catalogue.settledness import Judge
-from kcm.model.catalogue.views import active_controllers, judged_partitions, led_partitions, registered, sent_in_step
+from kcm.model.catalogue.views import (
+    active_controllers,
+    judged_partitions,
+    led_partitions,
+    registered,
+    sent_in_step,
+    uncreated_partitions,
+)
 from kcm.model.cluster import (
     NO_REPLICA,
     NO_ZNODE,
@@ -275,6 +282,12 @@ def _offline_isr_only_stranded(cfg: ModelConfig, judge: Judge) -> Matcher:
     return matches
 
 
+def _uncreated_only_stranded(s: Cluster, a: Any, t: Cluster, trace: LazyTrace, ppt: int) -> bool:
+    """AddedPartitionsCreated: every partition it finds not created is stranded at an active
+    controller (its create applied, the resend met NODEEXISTS, no LeaderAndIsr ever sent)."""
+    return _only_stranded(t, uncreated_partitions(t, ppt))
+
+
 def _leaderless_held_new(partitions: Callable[[Cluster], Any]) -> MatcherFor:
     """OfflinePartitionWithLiveIsrGetsLeader, OfflinePartitionEventuallyOnline: after a lost reply,
     each partition without a leader and with a live ISR member (among `partitions(state)`) is held
@@ -315,7 +328,8 @@ LOST_CREATE_REPLY = Finding(
      "OfflineReplicaLeavesIsr": _offline_isr_only_stranded,
      "NoDeadLeaderAdvertised": _per_topic(_dead_leader_only_stranded),
      "DeadReplicaOnlyAsSoleIsrMember": _per_topic(_dead_isr_member_only_stranded),
-     "BrokersFollowTheLeader": _per_topic(_unfollowed_only_stranded)})
+     "BrokersFollowTheLeader": _per_topic(_unfollowed_only_stranded),
+     "AddedPartitionsCreated": _per_topic(_uncreated_only_stranded)})
 
 
 # ---- Findings 8: a shutting-down broker rejoins the ISR --------------------------------------------

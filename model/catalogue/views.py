@@ -120,3 +120,25 @@ def agreed(s: Cluster, ctx: Context, p: int) -> PartitionZnode | None:
     if z == NO_ZNODE or c == NO_ZNODE or z.leader != c.leader or z.isr != c.isr:
         return None
     return z
+
+
+def uncreated_partitions(s: Cluster, ppt: int) -> set[int]:
+    """The assigned partitions of topics not queued for deletion (`/admin/delete_topics`) that are
+    not created as an operator expects: without a state znode, or led by a broker outside their
+    assignment, or with an assigned replica that does not hold the znode's leader epoch. A replica
+    on a failed log directory takes no LeaderAndIsr, and a partition whose ISR is only such
+    replicas has no leader (`isReplicaOnline`)."""
+    zk = s.zk
+    out = set()
+    for p, replicas in enumerate(zk.assignment):
+        if not replicas or zk.delete_topics >> (p // ppt) & 1:
+            continue
+        z = zk.partitions[p]
+        if z == NO_ZNODE:
+            out.add(p)
+            continue
+        failed = [b for b in replicas if s.brokers[b].offline_dirs >> p & 1]
+        if ((z.leader not in replicas and not (z.leader == NONE and set(z.isr) <= set(failed)))
+                or any(s.brokers[b].replicas[p].leader_epoch != z.leader_epoch for b in replicas if b not in failed)):
+            out.add(p)
+    return out
