@@ -1003,6 +1003,53 @@ LOG_DIRS_STALL_REASSIGNMENT = Finding(
      "ReplicaStatesMatchLiveness": _stalled_new_replicas(_behind_failed_dirs)})
 
 
+# ---- Findings 20: a second log-directory failure brings a known-offline replica back online ----
+
+def _known_offline_held_online(cfg: ModelConfig, judge: Judge) -> Matcher:
+    """ReplicaStatesMatchLiveness: every assigned replica the active controller does not hold as
+    the property expects is OnlineReplica though in its `replicasOnOfflineDirs`, on a directory
+    that did fail, of a broker with two failed directories or more. The broker's second failure
+    makes `onBrokerLogDirFailure` move every replica on it to OnlineReplica, the one already
+    offline too (`handleStateChanges(replicasOnBrokers, OnlineReplica)`,
+    kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala lines 325-330; the
+    table allows OfflineReplica -> OnlineReplica, ReplicaStateMachine.scala line 457); the broker
+    answers KAFKA_STORAGE_ERROR for both directories, but `processLeaderAndIsrResponseReceived`
+    takes offline only `currentOfflineReplicas.diff(previousOfflineReplicas)` (lines 1207-1215),
+    and the replica was already in the previous set: nothing moves it back to OfflineReplica
+    until the broker restarts."""
+    ppt = cfg.partitions
+
+    def matches(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+        faulty = False
+        for c in active_controllers(t):
+            ctx = t.brokers[c].ctx
+            for p, assigned in enumerate(ctx.assignment):
+                if ctx.topics_to_delete >> (p // ppt) & 1:
+                    continue
+                for r in assigned:
+                    state = ctx.replica_states[p][r]
+                    known = ctx.offline_dirs[r] >> p & 1
+                    if state is (ReplicaState.OfflineReplica if known else ReplicaState.OnlineReplica):
+                        continue
+                    failed = t.brokers[r].offline_dirs
+                    if not (state is ReplicaState.OnlineReplica and known and failed >> p & 1
+                            and failed.bit_count() >= 2):
+                        return False
+                    faulty = True
+        return faulty
+    return matches
+
+
+SECOND_LOG_DIR_FAILURE = Finding(
+    20, "a second log-directory failure on a broker brings its known-offline replica back online in the "
+    "controller's view",
+    "docs/findings/second-log-dir-failure.itf.json",
+    "every replica the active controller holds wrongly is OnlineReplica though in its replicasOnOfflineDirs, "
+    "on a failed directory of a broker whose directories failed twice or more: the second failure's "
+    "onBrokerLogDirFailure moves it to OnlineReplica, and the answer names it as no new offline replica",
+    {"ReplicaStatesMatchLiveness": _known_offline_held_online})
+
+
 #: Every Finding a property names.
 FINDINGS: tuple[Finding, ...] = (REMOVED_REPLICA_LEADS, DELETION_DURING_REASSIGNMENT, LOST_CREATE_REPLY,
                                  SHUTTING_DOWN_REJOINS_ISR,
@@ -1011,7 +1058,7 @@ FINDINGS: tuple[Finding, ...] = (REMOVED_REPLICA_LEADS, DELETION_DURING_REASSIGN
                                  REASSIGNMENT_COMPLETED_WITH_DEAD_TARGETS, REBALANCE_SKIPPED_DURING_REASSIGNMENT,
                                  ADDITION_RESTORED_DURING_DELETION, ADDITION_WRITTEN_AWAY_BY_REASSIGNMENT,
                                  ELECT_LEADERS_UNANSWERED, LOG_DIR_OF_ADDING_REPLICA,
-                                 LOG_DIRS_STALL_REASSIGNMENT)
+                                 LOG_DIRS_STALL_REASSIGNMENT, SECOND_LOG_DIR_FAILURE)
 
 
 # The configs under which 2.6 breaks a property (the conditions of `Declaration.findings`).
@@ -1139,6 +1186,14 @@ def log_dir_failures_and_reassignments(cfg: ModelConfig) -> bool:
     fails = cfg.max_log_dir_failures > 0
     return _pair(cfg, fails, cfg.max_reassignments > 0, 1) or any(
         "log_dir_failure" in run and "reassignment" in run for run in cfg.overlapping)
+
+
+def second_log_dir_failures(cfg: ModelConfig) -> bool:
+    """Two log directories of one broker may fail in one run (`max_log_dir_failures` of two or
+    more, and a run that affords two faults; an overlapping run holds each kind once): the second
+    failure brings the replica of the first back to OnlineReplica in the controller's view."""
+    return (cfg.max_log_dir_failures >= 2 and _within(cfg.max_perturbations, 2)
+            and _within(cfg.max_faults, 2))
 
 
 def reassignment_without_state_znode(cfg: ModelConfig) -> bool:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from kcm.checker.engine.bfs import explore
 from kcm.model import actions as A
-from kcm.model.catalogue.findings import LOG_DIRS_STALL_REASSIGNMENT
+from kcm.model.catalogue.findings import LOG_DIRS_STALL_REASSIGNMENT, SECOND_LOG_DIR_FAILURE, second_log_dir_failures
 from kcm.model.checking.kafka_model import KafkaModel
 from kcm.model.checking.labels import event_text
 from kcm.model.cluster import NONE, Event, EventKind, Watch
@@ -242,3 +242,80 @@ def test_unclean_election_needs_a_replica_off_the_failed_directories() -> None:
     assert unclean_partition_with_live_replica_gets_leader(state)
     healed = state._replace(brokers=tuple(b._replace(offline_dirs=0) for b in state.brokers))
     assert not unclean_partition_with_live_replica_gets_leader(healed)
+
+
+# ---- Findings 20: a second log-directory failure brings a known-offline replica back online ----
+
+def test_a_second_failure_on_one_broker_is_findings_20() -> None:
+    """Findings 20's config: one broker, two partitions; both directories fail in turn. The only
+    property broken is ReplicaStatesMatchLiveness, excused as Findings 20's after 20 steps."""
+    result = explore(KafkaModel(_finding_config("second-log-dir-failure")), stop_on_violation=False,
+                     goals_required=False)
+    assert not result.violations, result.summary_lines()
+    assert [(v.name, v.trace_length) for v in result.known_violations] == [("ReplicaStatesMatchLiveness", 20)]
+
+
+def test_the_second_failure_brings_the_first_replica_back_online() -> None:
+    """The steps of 2.6: the second notification moves the replica known offline to OnlineReplica
+    (`onBrokerLogDirFailure`), and the answer, KAFKA_STORAGE_ERROR for both, takes offline only
+    the new one (`newOfflineReplicas`)."""
+    cfg = ModelConfig.from_mapping(dict(brokers=2, topics=1, partitions=2, replication_factor=2, max_broker_crashes=0,
+                                        max_session_expiries=0, max_leader_isr_shrinks=0, max_log_dir_failures=2))
+    state = settle(cfg, init_states(cfg)[0])
+    state = settle(cfg, step(cfg, state, A.BrokerFailLogDir(0, 0)))
+    ctx = state.brokers[state.zk.controller].ctx
+    assert ctx.replica_states[0][0] is R.OfflineReplica and ctx.offline_dirs[0] == 0b01
+    state = settle(cfg, step(cfg, state, A.BrokerFailLogDir(0, 1)))
+    ctx = state.brokers[state.zk.controller].ctx
+    assert state.brokers[0].offline_dirs == 0b11 and ctx.offline_dirs[0] == 0b11
+    assert ctx.replica_states[0][0] is R.OnlineReplica and ctx.replica_states[1][0] is R.OfflineReplica
+
+
+def test_findings_20_applies_where_one_run_can_fail_two_directories() -> None:
+    """A run fails two directories only with a budget of two (an overlapping run holds each kind
+    once), and one that affords two perturbations."""
+    base = dict(brokers=2, topics=1, partitions=2, replication_factor=2)
+    assert second_log_dir_failures(ModelConfig.from_mapping(dict(base, max_log_dir_failures=2)))
+    assert not second_log_dir_failures(ModelConfig.from_mapping(dict(base, max_log_dir_failures=1)))
+    assert not second_log_dir_failures(ModelConfig.from_mapping(dict(base, max_log_dir_failures=2,
+                                                                      max_perturbations=1)))
+    assert not second_log_dir_failures(ModelConfig.from_mapping(
+        dict(base, overlapping=[["log_dir_failure", "reassignment"]])))
+    assert not second_log_dir_failures(presets.load_config_file(
+        REPO / "docs" / "findings" / "reassignment-behind-failed-dirs.toml"))
+
+
+def test_a_replica_held_online_after_one_failure_is_not_findings_20() -> None:
+    """Findings 20's last state is its own; the same replica held OnlineReplica while only its own
+    directory failed (no second failure on the broker), or held OnlineReplica though the
+    controller does not know its directory failed, is a violation the Finding does not excuse."""
+    from kcm.checker.engine.itf import read_itf
+    from kcm.checker.engine.replay import model_from_meta, replay_itf
+
+    trace = read_itf(REPO / SECOND_LOG_DIR_FAILURE.trace)
+    model = model_from_meta(trace.meta)
+    actions, states = replay_itf(trace, model)
+    steps = [(None, states[0]), *zip(actions, states[1:])]
+    known = model.known_violations()["ReplicaStatesMatchLiveness"]
+    last = states[-1]
+    assert known.matches(states[-2], actions[-1], last, lambda: steps)
+    one_failure = last._replace(brokers=tuple(b._replace(offline_dirs=0b01) for b in last.brokers))
+    assert not known.matches(states[-2], actions[-1], one_failure, lambda: steps)
+    ctx = last.brokers[0].ctx
+    unknown = last._replace(brokers=(last.brokers[0]._replace(ctx=ctx._replace(offline_dirs=(0b10,))),))
+    assert not known.matches(states[-2], actions[-1], unknown, lambda: steps)
+
+
+def test_a_delete_of_the_log_dir_notifications_is_a_fenced_write() -> None:
+    """ZkWritesFenced watches `/log_dir_event_notification` as it watches the other controller
+    data: the active controller's delete is at the current epoch; the same delete by a broker
+    whose controller module holds no current epoch is an unfenced write."""
+    from kcm.model.catalogue.controller import zk_writes_fenced
+
+    before = _step(_settled(), A.BrokerFailLogDir(1, 0))
+    assert before.zk.log_dir_events == 0b10 and before.brokers[0].queue[0].kind is EventKind.LogDirEventNotification
+    after = _step(before, A.ControllerProcessEvent(0))
+    assert after.zk.log_dir_events == 0
+    assert zk_writes_fenced(before, A.ControllerProcessEvent(0), after)
+    assert before.brokers[1].ctx.epoch != before.zk.controller_epoch
+    assert not zk_writes_fenced(before, A.ControllerProcessEvent(1), after)
