@@ -10,11 +10,11 @@ watch the first re-armed (m-reassign2), a topic deleted then created again (m-re
 deletion while a replica's broker is down (m-delete-crash), a reassignment refused for a topic
 being deleted (m-delete-reassign); a partition added to a topic (m-addparts); and an ElectLeaders
 request, alone or after an ISR shrink and a crash, beside unclean election switched on for a topic
-(m-elect). Each is one to fifteen thousand states, so that a mutant that survives (and must be
-explored on all of them) costs seconds, not minutes. A mutant is explored on each config in turn,
-cheapest first, until one kills it, and only on the configs where its lines run at all; a config
-where its successors equal the clean model's on every clean state where its lines run is decided
-without a search.
+(m-elect); and a log-directory failure, alone or before a crash (m-logdir). Each is one to fifteen
+thousand states, so that a mutant that survives (and must be explored on all of them) costs
+seconds, not minutes. A mutant is explored on each config in turn, cheapest first, until one kills
+it, and only on the configs where its lines run at all; a config where its successors equal the
+clean model's on every clean state where its lines run is decided without a search.
 A mutant the safety search does not kill is judged by liveness (`kcm mutate --liveness`) on the
 configs where its states differ from the clean model's.
 
@@ -40,8 +40,8 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Cheapest first: a mutant stops at the first config that kills it.
-SUITE = ("m-addparts", "m-delete-reassign", "m-recreate", "m-reassign", "m-delete-crash", "m-delete", "m-overlap",
-         "m-move", "m-reassign2", "tiny", "m-elect", "m-shutdown")
+SUITE = ("m-addparts", "m-logdir", "m-delete-reassign", "m-recreate", "m-reassign", "m-delete-crash", "m-delete",
+         "m-overlap", "m-move", "m-reassign2", "tiny", "m-elect", "m-shutdown")
 
 
 def main() -> int:

@@ -40,7 +40,7 @@ ADMIN = "admin"
 WATCH_NAMES = {Watch.CONTROLLER: "/controller", Watch.BROKER_IDS: "/brokers/ids",
                Watch.DELETE_TOPICS: "/admin/delete_topics", Watch.ISR_CHANGE: "/isr_change_notification",
                Watch.PREFERRED: "/admin/preferred_replica_election", Watch.REASSIGN: "/admin/reassign_partitions",
-               Watch.TOPICS: "/brokers/topics"}
+               Watch.TOPICS: "/brokers/topics", Watch.LOG_DIR_EVENT: "/log_dir_event_notification"}
 if set(WATCH_NAMES) != set(Watch):
     raise AssertionError(f"name the znode of {sorted(w.name for w in set(Watch) - set(WATCH_NAMES))} in WATCH_NAMES")
 
@@ -293,7 +293,8 @@ def _zk_writes(before: dict, after: dict, zb: Any, za: Any, brokers: list[int], 
                                 f"{verb} partition {p} state → v{version}{expected}: {_partition_label(new)}"))
     for field, what in (("delete_topics", "/admin/delete_topics"), ("reassign", "/admin/reassign_partitions"),
                         ("preferred", "/admin/preferred_replica_election"),
-                        ("isr_changes", "/isr_change_notification")):
+                        ("isr_changes", "/isr_change_notification"),
+                        ("log_dir_events", "/log_dir_event_notification")):
         old, new = _get(zb, field), _get(za, field)
         if old != new:
             source = ADMIN if actor == ADMIN else writer

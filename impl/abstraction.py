@@ -49,6 +49,8 @@ from kcm.impl.zk_data import (
     DeleteTopicsZNode,
     IsrChangeNotificationSequenceZNode,
     IsrChangeNotificationZNode,
+    LogDirEventNotificationSequenceZNode,
+    LogDirEventNotificationZNode,
     PreferredReplicaElectionZNode,
     ReassignPartitionsZNode,
     TopicPartitionStateZNode,
@@ -56,6 +58,7 @@ from kcm.impl.zk_data import (
     TopicZNode,
 )
 from kcm.model.cluster import (
+    FAILED_SHIFT,
     NO_REPLICA,
     NO_ZNODE,
     NONE,
@@ -93,6 +96,7 @@ _WATCHES = {
     (PreferredReplicaElectionZNode.path, WatchKind.DATA): Watch.PREFERRED,
     (ReassignPartitionsZNode.path, WatchKind.DATA): Watch.REASSIGN,
     (TopicsZNode.path, WatchKind.CHILD): Watch.TOPICS,
+    (LogDirEventNotificationZNode.path, WatchKind.CHILD): Watch.LOG_DIR_EVENT,
 }
 
 
@@ -193,6 +197,9 @@ def _abstract_zk(cluster, layout: Layout, snapshot, number: _Numbering) -> Zk:
             if p is not None:
                 isr_changes |= 1 << p
     watches = tuple(_abstract_watches(cluster, b, layout, live_sessions) for b in range(nb))
+    log_dir_events = mask_of(LogDirEventNotificationSequenceZNode.decode(data)
+                             for child in _children(snapshot, LogDirEventNotificationZNode.path)
+                             if (data := _data(snapshot, f"{LogDirEventNotificationZNode.path}/{child}")) is not None)
     unclean_topics = 0
     for child in _children(snapshot, ConfigEntityZNode.path("topics", "").rstrip("/")):
         t = layout.topic_index(child)
@@ -203,7 +210,7 @@ def _abstract_zk(cluster, layout: Layout, snapshot, number: _Numbering) -> Zk:
     return Zk(session, controller, controller_epoch, broker_epochs,
               tuple(number.incarnations.get(b, 0) for b in range(nb)),
               tuple(assignment), tuple(adding), tuple(removing), tuple(partitions), tuple(reassign), preferred,
-              delete_topics, isr_changes, watches, unclean_topics)
+              delete_topics, isr_changes, watches, unclean_topics, log_dir_events)
 
 
 def _abstract_watches(cluster, b: int, layout: Layout, live_sessions) -> int:
@@ -257,7 +264,8 @@ def _abstract_broker(cluster, b: int, layout: Layout, number: _Numbering) -> Bro
                   metadata_epoch=manager.metadata_cache.epoch, metadata_controller=manager.metadata_cache.controller_id,
                   replicas=tuple(replicas),
                   shutdown=_SHUTDOWN[server.shutdown_state],
-                  shutdown_tries=0 if server.shutdown_state is ControlledShutdownState.NONE else server.shutdown_tries)
+                  shutdown_tries=0 if server.shutdown_state is ControlledShutdownState.NONE else server.shutdown_tries,
+                  offline_dirs=_partitions_mask(layout, manager.offline_partitions))
 
 
 def _abstract_context(ctx: ControllerContext, channel: frozenset[int], layout: Layout, number: _Numbering) -> Context:
@@ -291,7 +299,13 @@ def _abstract_context(ctx: ControllerContext, channel: frozenset[int], layout: L
         topics_to_delete=mask_of(topics.index(t) for t in ctx.topics_to_be_deleted if t in topics),
         topics_ineligible=mask_of(topics.index(t) for t in ctx.topics_ineligible_for_deletion if t in topics),
         topics_deletion_started=mask_of(topics.index(t) for t in ctx.topics_with_deletion_started if t in topics),
-        channel=mask_of(channel))
+        channel=mask_of(channel),
+        offline_dirs=tuple(_partitions_mask(layout, ctx.replicas_on_offline_dirs.get(b, ())) for b in range(nb)))
+
+
+def _partitions_mask(layout: Layout, tps) -> int:
+    """The model's partition bitmask of the topic-partitions `tps` (those outside the layout left out)."""
+    return mask_of(p for p in map(layout.flat, tps) if p is not None)
 
 
 def _abstract_event(event: ev.ControllerEvent, layout: Layout, number: _Numbering) -> Event:
@@ -303,8 +317,13 @@ def _abstract_event(event: ev.ControllerEvent, layout: Layout, number: _Numberin
     if isinstance(event, ev.PartitionModifications):
         return Event(kind, layout.topics.index(event.topic))
     if isinstance(event, ev.TopicDeletionStopReplicaResponseReceived):
-        mask = mask_of(layout.number(tp) for tp, _ in event.partition_errors)
-        return Event(kind, event.replica_id, -mask if event.request_error is not Errors.NONE else mask)
+        failed = mask_of(layout.number(tp) for tp, error in event.partition_errors
+                         if error is not Errors.NONE or event.request_error is not Errors.NONE)
+        deleted = mask_of(layout.number(tp) for tp, _ in event.partition_errors) & ~failed
+        return Event(kind, event.replica_id, deleted | failed << FAILED_SHIFT)
+    if isinstance(event, ev.LeaderAndIsrResponseReceived):
+        return Event(kind, event.broker_id, mask_of(layout.number(tp) for tp, error in event.partition_errors
+                                                    if error is Errors.KAFKA_STORAGE_ERROR))
     if isinstance(event, ev.ReplicaLeaderElection) and event.partitions is not None:
         (tp,) = event.partitions   # the model's request names one partition
         return Event(kind, layout.number(tp), event.election_type.value)

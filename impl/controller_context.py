@@ -90,6 +90,9 @@ class ControllerContext:
         self.topics_to_be_deleted: set[str] = set()
         self.topics_with_deletion_started: set[str] = set()
         self.topics_ineligible_for_deletion: set[str] = set()
+        #: `replicasOnOfflineDirs`: per broker, the partitions it answered a LeaderAndIsr for with
+        #: KAFKA_STORAGE_ERROR (kafka@2.6.x:core/src/main/scala/kafka/controller/ControllerContext.scala line 89)
+        self.replicas_on_offline_dirs: dict[int, set[TopicPartition]] = {}
 
     # ---- brokers -----------------------------------------------------------------------------
 
@@ -124,10 +127,17 @@ class ControllerContext:
 
     def is_replica_online(self, broker_id: int, tp: TopicPartition | None = None,
                           include_shutting_down_brokers: bool = False) -> bool:
-        """`isReplicaOnline` (log directories are not modelled, so `tp` does not matter)."""
+        """`isReplicaOnline`: the broker is live (and not shutting down, unless included) and its
+        replica of `tp` is not on an offline log directory (ControllerContext.scala lines 205-211)."""
         if include_shutting_down_brokers:
-            return broker_id in self._live_brokers
-        return broker_id in self._live_brokers and broker_id not in self.shutting_down_broker_ids
+            broker_online = broker_id in self._live_brokers
+        else:
+            broker_online = broker_id in self._live_brokers and broker_id not in self.shutting_down_broker_ids
+        return broker_online and tp not in self.replicas_on_offline_dirs.get(broker_id, ())
+
+    def replicas_on_offline_dirs_of(self, tp: TopicPartition) -> set[int]:
+        """The brokers whose replica of `tp` is in `replicasOnOfflineDirs`."""
+        return {b for b, partitions in self.replicas_on_offline_dirs.items() if tp in partitions}
 
     # ---- topics and assignments --------------------------------------------------------------
 

@@ -63,6 +63,10 @@ class IsrChangeNotification(ControllerEvent):
     __slots__ = ()
 
 
+class LogDirEventNotification(ControllerEvent):
+    __slots__ = ()
+
+
 class AutoPreferredReplicaLeaderElection(ControllerEvent):
     __slots__ = ()
 
@@ -140,6 +144,18 @@ class PartitionModifications(ControllerEvent):
 
     def __repr__(self) -> str:
         return f"PartitionModifications({self.topic})"
+
+
+@dataclass(frozen=True, repr=False)
+class LeaderAndIsrResponseReceived(ControllerEvent):
+    """The answer of broker `broker_id` to a LeaderAndIsr: its top-level error and per-partition errors."""
+
+    broker_id: int
+    error: Errors
+    partition_errors: tuple[tuple[TopicPartition, Errors], ...]
+
+    def __repr__(self) -> str:
+        return f"LeaderAndIsrResponseReceived({self.broker_id}, {self.error.name})"
 
 
 @dataclass(frozen=True, repr=False)

@@ -14,6 +14,7 @@ exist matters, because a notification without a reaction still spends the one-sh
 | TopicChangeHandler                    | /brokers/topics (children)          | child change          | TopicChange                       |
 | TopicDeletionHandler                  | /admin/delete_topics (children)     | child change          | TopicDeletion                     |
 | IsrChangeNotificationHandler          | /isr_change_notification (children) | child change          | IsrChangeNotification             |
+| LogDirEventNotificationHandler        | /log_dir_event_notification (ch.)   | child change          | LogDirEventNotification           |
 | PreferredReplicaElectionHandler       | /admin/preferred_replica_election   | creation              | ReplicaLeaderElection             |
 | PartitionReassignmentHandler          | /admin/reassign_partitions          | creation              | ZkPartitionReassignment           |
 | PartitionReassignmentIsrChangeHandler | .../partitions/<p>/state            | data change           | PartitionReassignmentIsrChange(p) |
@@ -36,6 +37,7 @@ from kcm.impl.zk_data import (
     ControllerZNode,
     DeleteTopicsZNode,
     IsrChangeNotificationZNode,
+    LogDirEventNotificationZNode,
     PreferredReplicaElectionZNode,
     ReassignPartitionsZNode,
     TopicPartition,
@@ -89,6 +91,11 @@ class TopicDeletionHandler(_ChildHandler):
 class IsrChangeNotificationHandler(_ChildHandler):
     path = IsrChangeNotificationZNode.path
     event = ev.IsrChangeNotification
+
+
+class LogDirEventNotificationHandler(_ChildHandler):
+    path = LogDirEventNotificationZNode.path
+    event = ev.LogDirEventNotification
 
 
 class PreferredReplicaElectionHandler(ZNodeChangeHandler):

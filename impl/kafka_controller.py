@@ -16,6 +16,9 @@ one event at a time:
     BrokerChange              new, dead and bounced brokers (by broker epoch): on_broker_startup /
                               on_broker_failure
     IsrChangeNotification     refresh the cache from ZooKeeper, UpdateMetadata, delete the notifications
+    LogDirEventNotification   ask the brokers named about their replicas (LeaderAndIsr), delete the
+                              notifications
+    LeaderAndIsrResponseReceived   storage errors into replicas_on_offline_dirs; the new ones offline
     ControlledShutdown        move leadership off the broker, stop its follower replicas, answer with
                               the partitions it still leads
     ReplicaLeaderElection     preferred election for /admin/preferred_replica_election
@@ -55,6 +58,7 @@ from kcm.impl.controller_zk_handlers import (
     ControllerChangeHandler,
     ControllerEpochChangeHandler,
     IsrChangeNotificationHandler,
+    LogDirEventNotificationHandler,
     PartitionModificationsHandler,
     PartitionReassignmentHandler,
     PartitionReassignmentIsrChangeHandler,
@@ -72,7 +76,7 @@ from kcm.impl.partition_state_machine import PartitionLeaderElectionStrategy as 
 from kcm.impl.partition_state_machine import PartitionStateMachine
 from kcm.impl.replica_state_machine import ReplicaStateMachine
 from kcm.impl.request_batch import ControllerBrokerRequestBatch
-from kcm.impl.requests import ElectionType, Errors, StopReplicaRequest, StopReplicaResponse
+from kcm.impl.requests import ElectionType, Errors, LeaderAndIsrResponse, StopReplicaRequest, StopReplicaResponse
 from kcm.impl.timeline import Timeline
 from kcm.impl.topic_deletion_manager import TopicDeletionManager
 from kcm.impl.zk.handlers import StateChangeHandler
@@ -141,6 +145,7 @@ class KafkaController(ReassignmentMixin):
         self.topic_change_handler = TopicChangeHandler(self.event_manager)
         self.topic_deletion_handler = TopicDeletionHandler(self.event_manager)
         self.isr_change_notification_handler = IsrChangeNotificationHandler(self.event_manager)
+        self.log_dir_event_notification_handler = LogDirEventNotificationHandler(self.event_manager)
         self.preferred_replica_election_handler = PreferredReplicaElectionHandler(self.event_manager)
         self.partition_reassignment_handler = PartitionReassignmentHandler(self.event_manager)
         self.partition_reassignment_isr_change_handlers: dict[TopicPartition,
@@ -150,7 +155,8 @@ class KafkaController(ReassignmentMixin):
 
     def _new_batch(self) -> ControllerBrokerRequestBatch:
         return ControllerBrokerRequestBatch(self.broker_id, self.context, self.channel_manager,
-                                            self._stop_replica_callback, self._note_action)
+                                            self._stop_replica_callback, self._note_action,
+                                            leader_and_isr_callback=self._leader_and_isr_callback)
 
     @property
     def is_active(self) -> bool:
@@ -301,11 +307,13 @@ class KafkaController(ReassignmentMixin):
         zk, ctx = self._zk, self.context
         # 1. register the handlers; the node handlers check existence, which arms their watches
         for handler in (self.broker_change_handler, self.topic_change_handler, self.topic_deletion_handler,
-                        self.isr_change_notification_handler):
+                        self.log_dir_event_notification_handler, self.isr_change_notification_handler):
             zk.register_znode_child_change_handler(handler)
         for node_handler in (self.preferred_replica_election_handler, self.partition_reassignment_handler):
             zk.register_znode_change_handler_and_check_existence(node_handler)
-        # 2. delete pending ISR-change notifications (reading the children arms the child watch)
+        # 2. delete pending log-dir event and ISR-change notifications, unread (reading the children
+        # arms the child watches)
+        zk.delete_log_dir_event_notifications(ctx.epoch_zk_version)
         zk.delete_isr_change_notifications(ctx.epoch_zk_version)
         # 3. initializeControllerContext
         self._initialize_controller_context()
@@ -372,6 +380,7 @@ class KafkaController(ReassignmentMixin):
     def _on_controller_resignation(self) -> None:
         zk = self._zk
         zk.unregister_znode_child_change_handler(self.isr_change_notification_handler.path)
+        zk.unregister_znode_child_change_handler(self.log_dir_event_notification_handler.path)
         zk.unregister_znode_change_handler(self.partition_reassignment_handler.path)
         zk.unregister_znode_change_handler(self.preferred_replica_election_handler.path)
         self.kafka_scheduler.shutdown()
@@ -455,6 +464,8 @@ class KafkaController(ReassignmentMixin):
 
     def _on_broker_startup(self, new_brokers: list[int]) -> None:
         ctx = self.context
+        for b in new_brokers:
+            ctx.replicas_on_offline_dirs.pop(b, None)
         self.send_update_metadata_request(sorted(ctx.live_or_shutting_down_broker_ids - set(new_brokers)), [])
         self.send_update_metadata_request(new_brokers, ctx.partitions_with_leaders())
         replicas = ctx.replicas_on_brokers(new_brokers)
@@ -468,6 +479,8 @@ class KafkaController(ReassignmentMixin):
 
     def _on_broker_failure(self, dead_brokers: list[int]) -> None:
         ctx = self.context
+        for b in dead_brokers:
+            ctx.replicas_on_offline_dirs.pop(b, None)
         ctx.shutting_down_broker_ids -= set(dead_brokers)
         self._on_replicas_become_offline(ctx.replicas_on_brokers(dead_brokers))
 
@@ -500,6 +513,53 @@ class KafkaController(ReassignmentMixin):
                 self.send_update_metadata_request(self.context.live_or_shutting_down_broker_ids, partitions)
         finally:
             zk.delete_isr_change_notifications(self.context.epoch_zk_version, sequence_numbers)
+
+    # ---- handlers: log-directory failure -------------------------------------------------------
+
+    def _process_log_dir_event_notification(self, _: ev.LogDirEventNotification) -> None:
+        """`processLogDirEventNotification` (KafkaController.scala lines 1451-1461): ask the brokers
+        named about every replica they host (`onBrokerLogDirFailure`: OnlineReplica, a
+        LeaderAndIsr each), then delete the notifications read."""
+        if not self.is_active:
+            return
+        zk = self._zk
+        sequence_numbers = zk.get_all_log_dir_event_notifications()
+        try:
+            broker_ids = zk.get_broker_ids_from_log_dir_events(sequence_numbers)
+            replicas = self.context.replicas_on_brokers(sorted(set(broker_ids)))
+            self.replica_state_machine.handle_state_changes(replicas, R.OnlineReplica)
+        finally:
+            zk.delete_log_dir_event_notifications(self.context.epoch_zk_version, sequence_numbers)
+
+    def _process_leader_and_isr_response_received(self, event: ev.LeaderAndIsrResponseReceived) -> None:
+        """`processLeaderAndIsrResponseReceived` (KafkaController.scala lines 1187-1216): the
+        partitions answered KAFKA_STORAGE_ERROR join `replicasOnOfflineDirs`, those answered
+        without error leave it, and the new ones go offline (`onReplicasBecomeOffline`)."""
+        if not self.is_active:
+            return
+        if event.error is not Errors.NONE:
+            return
+        offline = {tp for tp, error in event.partition_errors if error is Errors.KAFKA_STORAGE_ERROR}
+        online = {tp for tp, error in event.partition_errors if error is Errors.NONE}
+        dirs = self.context.replicas_on_offline_dirs
+        previous = set(dirs.get(event.broker_id, ()))
+        current = (previous - online) | offline
+        dirs[event.broker_id] = current
+        new = current - previous
+        if new:
+            self._on_replicas_become_offline([PartitionAndReplica(tp, event.broker_id) for tp in sorted(new)])
+
+    def _leader_and_isr_callback(self, broker_id: int):
+        """The response callback of a LeaderAndIsr for `broker_id` (runs on the send thread):
+        `LeaderAndIsrResponseReceived` on the controller's queue. Only an answer that carries a
+        storage error is queued, as in the model (model/broker.py: an answer without one changes
+        nothing, since a broker gets a failed directory back only by restarting, which
+        `onBrokerStartup` learns first)."""
+        def on_response(response: LeaderAndIsrResponse) -> None:
+            if any(error is Errors.KAFKA_STORAGE_ERROR for _, error in response.partition_errors):
+                self.event_manager.put(ev.LeaderAndIsrResponseReceived(broker_id, response.error,
+                                                                       tuple(response.partition_errors)))
+        return on_response
 
     # ---- handlers: controlled shutdown ---------------------------------------------------------
 
@@ -881,6 +941,8 @@ KafkaController._handlers = {
     ev.RegisterBrokerAndReelect: KafkaController._process_register_broker_and_reelect,
     ev.BrokerChange: KafkaController._process_broker_change,
     ev.IsrChangeNotification: KafkaController._process_isr_change_notification,
+    ev.LogDirEventNotification: KafkaController._process_log_dir_event_notification,
+    ev.LeaderAndIsrResponseReceived: KafkaController._process_leader_and_isr_response_received,
     ev.ControlledShutdown: KafkaController._process_controlled_shutdown,
     ev.ReplicaLeaderElection: KafkaController._process_replica_leader_election,
     ev.AutoPreferredReplicaLeaderElection: KafkaController._process_auto_preferred_replica_leader_election,

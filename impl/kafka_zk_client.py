@@ -35,7 +35,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -73,11 +73,12 @@ from kcm.impl.zk_data import (
     DeleteTopicsTopicZNode,
     DeleteTopicsZNode,
     IsrChangeNotificationSequenceZNode,
-    IsrChangeNotificationZNode,
     LeaderIsrAndControllerEpoch,
+    LogDirEventNotificationSequenceZNode,
     PreferredReplicaElectionZNode,
     ReassignPartitionsZNode,
     ReplicaAssignment,
+    SequenceZNode,
     TopicPartition,
     TopicPartitionStateZNode,
     TopicPartitionsZNode,
@@ -441,26 +442,61 @@ class KafkaZkClient:
 
     def get_all_isr_change_notifications(self) -> list[str]:
         """The sequence numbers of the pending notifications."""
-        return [IsrChangeNotificationSequenceZNode.sequence_number(child)
-                for child in self.get_children(IsrChangeNotificationZNode.path)]
+        return self._sequence_numbers(IsrChangeNotificationSequenceZNode)
 
     def get_partitions_from_isr_change_notifications(self, sequence_numbers: Iterable[str]) -> list[TopicPartition]:
-        result: list[TopicPartition] = []
-        for seq in sequence_numbers:
-            data = self._get_data_or_none(IsrChangeNotificationSequenceZNode.path(seq))
-            if data is not None:
-                result += IsrChangeNotificationSequenceZNode.decode(data[0])
-        return result
+        return [tp for data in self._notifications(IsrChangeNotificationSequenceZNode, sequence_numbers)
+                for tp in IsrChangeNotificationSequenceZNode.decode(data)]
 
     def delete_isr_change_notifications(self, expected_controller_epoch_zk_version: int,
                                         sequence_numbers: Iterable[str] | None = None) -> None:
         """Delete the given notifications, or all of them (Kafka's two overloads), fenced."""
-        if sequence_numbers is None:
-            sequence_numbers = self.get_all_isr_change_notifications()
+        self._delete_notifications(IsrChangeNotificationSequenceZNode, expected_controller_epoch_zk_version,
+                                   sequence_numbers)
+
+    # ---- log-dir event notifications ------------------------------------------------------------
+
+    def propagate_log_dir_event(self, broker_id: int) -> str:
+        """A broker that lost a log directory tells the controller: a persistent sequential znode
+        naming it (`propagateLogDirEvent`); returns its path."""
+        path = LogDirEventNotificationSequenceZNode.path()
+        return self._retry(lambda: self._zk.create(
+            path, LogDirEventNotificationSequenceZNode.encode(broker_id), sequential=True))[0]
+
+    def get_all_log_dir_event_notifications(self) -> list[str]:
+        """The sequence numbers of the pending notifications (the read arms the child watch)."""
+        return self._sequence_numbers(LogDirEventNotificationSequenceZNode)
+
+    def get_broker_ids_from_log_dir_events(self, sequence_numbers: Iterable[str]) -> list[int]:
+        return [LogDirEventNotificationSequenceZNode.decode(data)
+                for data in self._notifications(LogDirEventNotificationSequenceZNode, sequence_numbers)]
+
+    def delete_log_dir_event_notifications(self, expected_controller_epoch_zk_version: int,
+                                           sequence_numbers: Iterable[str] | None = None) -> None:
+        """Delete the given notifications, or all of them (Kafka's two overloads), fenced."""
+        self._delete_notifications(LogDirEventNotificationSequenceZNode, expected_controller_epoch_zk_version,
+                                   sequence_numbers)
+
+    # ---- notifications, whatever they announce ---------------------------------------------------
+
+    def _sequence_numbers(self, znode: type[SequenceZNode]) -> list[str]:
+        """The sequence numbers of `znode`'s pending notifications (the read arms the child watch)."""
+        return [znode.sequence_number(child) for child in self.get_children(znode.parent)]
+
+    def _notifications(self, znode: type[SequenceZNode], sequence_numbers: Iterable[str]) -> Iterator[bytes]:
+        """The data of each notification still there (one deleted meanwhile is skipped, as Kafka's
+        `getData` of a missing child is)."""
         for seq in sequence_numbers:
+            data = self._get_data_or_none(znode.path(seq))
+            if data is not None:
+                yield data[0]
+
+    def _delete_notifications(self, znode: type[SequenceZNode], expected_controller_epoch_zk_version: int,
+                              sequence_numbers: Iterable[str] | None) -> None:
+        """Delete the given notifications, or all of them, fenced by the controller epoch's zkVersion."""
+        for seq in self._sequence_numbers(znode) if sequence_numbers is None else sequence_numbers:
             with contextlib.suppress(NoNodeError):
-                self._fenced(DeleteOp(IsrChangeNotificationSequenceZNode.path(seq)),
-                             expected_controller_epoch_zk_version)
+                self._fenced(DeleteOp(znode.path(seq)), expected_controller_epoch_zk_version)
 
     # ---- handlers and sessions ------------------------------------------------------------------
 

@@ -289,10 +289,12 @@ class PartitionStateMachine:
 
     def _elect(self, tp: TopicPartition, current: LeaderAndIsr, strategy: PartitionLeaderElectionStrategy
                ) -> ElectionResult:
-        """Kafka's `Election.leaderFor*` with the context's inputs."""
+        """Kafka's `Election.leaderFor*` with the context's inputs: the replicas `isReplicaOnline`
+        counts, a replica on an offline log directory left out (Election.scala lines 30-135)."""
         ctx = self._context
         assignment = ctx.partition_replica_assignment(tp)
-        online = ctx.live_broker_ids
+        offline = frozenset(ctx.replicas_on_offline_dirs_of(tp))
+        online = ctx.live_broker_ids - offline
         if strategy in (PartitionLeaderElectionStrategy.OFFLINE, PartitionLeaderElectionStrategy.OFFLINE_ALLOW_UNCLEAN):
             # collectUncleanLeaderElectionState: unless the admin forced it, the topic's config is
             # read (`getLogConfigs`, the broker's default under the topic's overrides) for a
@@ -305,7 +307,7 @@ class PartitionStateMachine:
             return leader_for_reassign(target_replicas(ctx.partition_full_replica_assignment(tp)), current, online)
         if strategy is PartitionLeaderElectionStrategy.PREFERRED:
             return leader_for_preferred_replica(assignment, current, online)
-        live, shutting = ctx.live_or_shutting_down_broker_ids, frozenset(ctx.shutting_down_broker_ids)
+        live, shutting = ctx.live_or_shutting_down_broker_ids - offline, frozenset(ctx.shutting_down_broker_ids)
         if self._flags.shutdown_election_isr_order:   # V7 (KAFKA-3670)
             election = leader_for_controlled_shutdown(assignment, current, live, shutting,
                                                       algorithm=controlled_shutdown_leader_election_isr_order)

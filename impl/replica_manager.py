@@ -14,6 +14,12 @@ stamped with an older broker epoch (KIP-380) before it gets here.
   -1 (unknown) or higher than the replica's, or the broker has no replica; else FENCED_LEADER_EPOCH.
   Applying stops the replica, or deletes it.
 * **UpdateMetadata** goes to the `MetadataCache`.
+* **A failed log directory** (`handle_log_dir_failure`, JBOD with one directory per replica): the
+  replica stops and its partition is `HostedPartition.Offline`; every later LeaderAndIsr and
+  StopReplica answers it KAFKA_STORAGE_ERROR, and the broker writes a log-dir event notification
+  for the controller (kafka@2.6.x:core/src/main/scala/kafka/server/ReplicaManager.scala
+  `handleLogDirFailure`, lines 1689-1723, `becomeLeaderOrFollower` lines 1259-1266, `stopReplicas`
+  lines 399-405). The directory comes back only with a new process.
 
 Leaders change the ISR themselves (`shrink_isr`, `expand_isr`: `Partition.update_isr`) and record
 each change; `maybe_propagate_isr_changes` turns the recorded changes into one
@@ -65,6 +71,8 @@ class ReplicaManager:
         self.lock = threading.RLock()
         self.controller_epoch = 0
         self.all_partitions: dict[TopicPartition, Partition] = {}
+        #: The partitions whose replica is on a failed log directory (`HostedPartition.Offline`).
+        self.offline_partitions: set[TopicPartition] = set()
         self._isr_change_set: set[TopicPartition] = set()
         self._last_isr_change_ms = 0
         self._last_isr_propagation_ms = 0
@@ -88,6 +96,9 @@ class ReplicaManager:
             errors = []
             for state in request.partition_states:
                 tp = state.topic_partition
+                if tp in self.offline_partitions:
+                    errors.append((tp, Errors.KAFKA_STORAGE_ERROR))
+                    continue
                 partition = self.all_partitions.get(tp)
                 current = partition.leader_epoch if partition is not None else NO_EPOCH
                 if state.leader_epoch > current and self.local_broker_id in state.replicas:
@@ -127,6 +138,9 @@ class ReplicaManager:
             errors = []
             for state in request.partition_states:
                 tp = state.topic_partition
+                if tp in self.offline_partitions:
+                    errors.append((tp, Errors.KAFKA_STORAGE_ERROR))
+                    continue
                 partition = self.all_partitions.get(tp)
                 if (partition is None or state.leader_epoch in (EPOCH_DURING_DELETE, NO_EPOCH)
                         or state.leader_epoch > partition.leader_epoch):
@@ -140,6 +154,17 @@ class ReplicaManager:
             self._timeline.append("delivered", request.controller_id, epoch=request.controller_epoch,
                                   peer=self.local_broker_id, detail=_summary(request, errors))
             return StopReplicaResponse(Errors.NONE, tuple(errors))
+
+    def handle_log_dir_failure(self, tp: TopicPartition) -> None:
+        """The log directory of this broker's replica of `tp` failed: the fetcher stops, the
+        partition goes offline (`markPartitionOffline`), and `propagateLogDirEvent` tells the controller."""
+        with self.lock:
+            partition = self.all_partitions[tp]
+            partition.stop()
+            self.offline_partitions.add(tp)
+            self._timeline.append("broker", self.local_broker_id, partition=str(tp),
+                                  detail="log directory failed: the replica is offline")
+        self._zk.propagate_log_dir_event(self.local_broker_id)
 
     def _fenced(self, request, error: Errors, response_type):
         self._timeline.append("fenced", request.controller_id, epoch=request.controller_epoch,

@@ -45,7 +45,8 @@ class IllegalStateException(KafkaException):
 class ControllerBrokerRequestBatch:
     def __init__(self, controller_id: int, context: ControllerContext, channel_manager: ControllerChannelManager,
                  stop_replica_callback: Callable[[int, StopReplicaRequest], Callable | None],
-                 before_send: Callable[[], None]) -> None:
+                 before_send: Callable[[], None],
+                 leader_and_isr_callback: Callable[[int], Callable | None] = lambda broker_id: None) -> None:
         self.controller_id = controller_id
         self._context = context
         self._channel_manager = channel_manager
@@ -53,6 +54,8 @@ class ControllerBrokerRequestBatch:
         self._stop_replica_callback = stop_replica_callback
         #: Called before a non-empty batch is sent (the controller notes it if it is not active).
         self._before_send = before_send
+        #: Builds the response callback of a LeaderAndIsr for a broker (`LeaderAndIsrResponseReceived`).
+        self._leader_and_isr_callback = leader_and_isr_callback
         self.leader_and_isr_request_map: dict[int, dict[TopicPartition, LeaderAndIsrPartitionState]] = {}
         self.stop_replica_request_map: dict[int, dict[TopicPartition, StopReplicaPartitionState]] = {}
         self.update_metadata_request_broker_set: set[int] = set()
@@ -152,7 +155,7 @@ class ControllerBrokerRequestBatch:
             request = LeaderAndIsrRequest(self.controller_id, controller_epoch,
                                           self._context.live_broker_epoch(broker_id),
                                           tuple(states[tp] for tp in sorted(states)), leaders)
-            self._channel_manager.send_request(broker_id, request)
+            self._channel_manager.send_request(broker_id, request, self._leader_and_isr_callback(broker_id))
 
     def _send_update_metadata_requests(self, controller_epoch: int) -> None:
         live = self._context.live_or_shutting_down_broker_ids

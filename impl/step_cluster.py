@@ -205,6 +205,10 @@ class StepCluster:
         manager.maybe_propagate_isr_changes(force=True)
         return done
 
+    def fail_log_dir(self, b: int, tp: TopicPartition) -> None:
+        """The log directory of broker `b`'s replica of `tp` fails (`handleLogDirFailure`)."""
+        self.server(b).replica_manager.handle_log_dir_failure(tp)
+
     def request_controlled_shutdown(self, b: int) -> None:
         self.server(b).request_controlled_shutdown()
 

@@ -238,6 +238,10 @@ class ThreadedCluster:
         self.admin.change_topic_config(topic, {**self.admin.get_topic_config(topic),
                                                UNCLEAN_LEADER_ELECTION_ENABLE: "true"})
 
+    def fail_log_dir(self, b: int, tp: TopicPartition) -> None:
+        """The log directory of broker `b`'s replica of `tp` fails (`handleLogDirFailure`)."""
+        self.servers[b].replica_manager.handle_log_dir_failure(tp)
+
     def move_controller(self) -> None:
         with contextlib.suppress(NoNodeError):
             self.admin.zookeeper.delete(ControllerZNode.path)

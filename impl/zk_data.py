@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from kcm.model.election import LeaderAndIsr
 
@@ -280,19 +280,50 @@ class IsrChangeNotificationZNode:
     path = "/isr_change_notification"
 
 
-class IsrChangeNotificationSequenceZNode:
+class LogDirEventNotificationZNode:
+    path = "/log_dir_event_notification"
+
+
+class SequenceZNode:
+    """A persistent sequential znode: a child of `parent` named `prefix` and the sequence number
+    ZooKeeper appends (the notifications of kafka@2.6.x:core/src/main/scala/kafka/zk/ZkData.scala)."""
+
+    parent: ClassVar[str]
+    prefix: ClassVar[str]
+
+    @classmethod
+    def path(cls, sequence_number: str = "") -> str:
+        return f"{cls.parent}/{cls.prefix}{sequence_number}"
+
+    @classmethod
+    def sequence_number(cls, path: str) -> str:
+        return path[path.rindex(cls.prefix) + len(cls.prefix):]
+
+
+class LogDirEventNotificationSequenceZNode(SequenceZNode):
+    """/log_dir_event_notification/log_dir_event_<seq>: persistent sequential, written by a broker
+    that lost a log directory (kafka@2.6.x:core/src/main/scala/kafka/zk/ZkData.scala
+    `LogDirEventNotificationSequenceZNode`: `{"version":1,"broker":id,"event":1}`)."""
+
+    parent = LogDirEventNotificationZNode.path
+    prefix = "log_dir_event_"
+    LOG_DIR_FAILURE = 1
+
+    @staticmethod
+    def encode(broker_id: int) -> bytes:
+        event = LogDirEventNotificationSequenceZNode.LOG_DIR_FAILURE
+        return _dumps({"version": 1, "broker": broker_id, "event": event})
+
+    @staticmethod
+    def decode(data: bytes) -> int:
+        return int(_loads(data)["broker"])
+
+
+class IsrChangeNotificationSequenceZNode(SequenceZNode):
     """/isr_change_notification/isr_change_<seq>: persistent sequential, written by partition leaders."""
 
+    parent = IsrChangeNotificationZNode.path
     prefix = "isr_change_"
-
-    @staticmethod
-    def path(sequence_number: str = "") -> str:
-        return f"{IsrChangeNotificationZNode.path}/{IsrChangeNotificationSequenceZNode.prefix}{sequence_number}"
-
-    @staticmethod
-    def sequence_number(path: str) -> str:
-        prefix = IsrChangeNotificationSequenceZNode.prefix
-        return path[path.rindex(prefix) + len(prefix):]
 
     @staticmethod
     def encode(partitions: Iterable[TopicPartition]) -> bytes:
@@ -329,17 +360,13 @@ class ConfigEntityChangeNotificationZNode:
     path = f"{ConfigZNode.path}/changes"
 
 
-class ConfigEntityChangeNotificationSequenceZNode:
+class ConfigEntityChangeNotificationSequenceZNode(SequenceZNode):
     """/config/changes/config_change_<seq>: one per config change, naming the entity
     (`{"version":2,"entity_path":"topics/<t>"}`), which every broker's config-change listener
     processes (kafka@2.6.x:core/src/main/scala/kafka/zk/ZkData.scala)."""
 
+    parent = ConfigEntityChangeNotificationZNode.path
     prefix = "config_change_"
-
-    @staticmethod
-    def path(sequence_number: str = "") -> str:
-        return f"{ConfigEntityChangeNotificationZNode.path}/{ConfigEntityChangeNotificationSequenceZNode.prefix}" \
-               f"{sequence_number}"
 
     @staticmethod
     def encode(entity_path: str) -> bytes:
@@ -359,6 +386,7 @@ PERSISTENT_ZK_PATHS = (
     TopicsZNode.path,
     DeleteTopicsZNode.path,
     IsrChangeNotificationZNode.path,
+    LogDirEventNotificationZNode.path,
 )
 """The top-level paths the controller needs, created at startup (a subset of `ZkData.PersistentZkPaths`:
-consumer, config, sequence-id, producer-id and log-dir paths are outside the model)."""
+consumer, config, sequence-id and producer-id paths are outside the model)."""

@@ -96,6 +96,21 @@ class LeaderExpandIsr:
 
 
 @dataclass(frozen=True, slots=True)
+class BrokerFailLogDir:
+    """The log directory holding `broker`'s replica of `partition` fails (an IOException on it):
+    `ReplicaManager.handleLogDirFailure` stops the fetcher, marks the partition
+    `HostedPartition.Offline` and writes `/log_dir_event_notification/log_dir_event_<seq>` naming
+    the broker (`propagateLogDirEvent`); the broker stays up, its other directories serving
+    (kafka@2.6.x:core/src/main/scala/kafka/server/ReplicaManager.scala `handleLogDirFailure`,
+    lines 1689-1723; kafka@2.6.x:core/src/main/scala/kafka/zk/KafkaZkClient.scala
+    `propagateLogDirEvent`). The model gives each replica its own directory and the broker at
+    least one more, so no failure is the broker's last (which halts it: a crash here)."""
+
+    broker: int
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
 class BrokerRequestControlledShutdown:
     """Broker `broker` sends ControlledShutdownRequest(id, brokerEpoch) to the controller."""
 
@@ -254,8 +269,9 @@ class Role(Enum):
 
 #: The partial-order-reduction groups of model/checking/footprints.py, by family: one per
 #: broker's event thread (`cpe`), per broker (`broker`), per channel (`deliver`), per partition
-#: leader (`leader`), and one for the admin operations (`admin`).
-GROUPS = ("cpe", "broker", "deliver", "leader", "admin")
+#: leader (`leader`), per broker's log directories (`logdir`), and one for the admin operations
+#: (`admin`).
+GROUPS = ("cpe", "broker", "deliver", "leader", "logdir", "admin")
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,6 +340,7 @@ KINDS = (
     _admin(AdminElectLeaders, "admin", "admin_elect_leaders", Budget.ELECT_LEADERS, "elect_leaders"),
     _admin(AdminEnableUncleanElection, "admin", "admin_enable_unclean_election", Budget.UNCLEAN_ELECTION_ENABLES,
            "unclean_election_enable"),
+    _fault(BrokerFailLogDir, "logdir", "fail_log_dir", Budget.LOG_DIR_FAILURES, "log_dir_failure"),
 )
 
 #: Every action class, in `KINDS`' order.
@@ -335,7 +352,7 @@ Action = (BrokerStart | BrokerCrash | ZkSessionExpire | BrokerNoticeExpiry | Con
           | NetworkDeliver | LeaderShrinkIsr | LeaderExpandIsr | BrokerRequestControlledShutdown
           | BrokerShutdown | AdminPreferredElection | AdminReassign | AdminReassignPartitions | AdminDeleteTopic
           | AdminCreateTopic | AdminAddPartitions | AdminMoveController | AdminElectLeaders
-          | AdminEnableUncleanElection | SchedulerAutoRebalance | ZkLoseReply | ZkConnectionLoss)
+          | AdminEnableUncleanElection | SchedulerAutoRebalance | ZkLoseReply | ZkConnectionLoss | BrokerFailLogDir)
 
 
 def kinds_of(*, role: Role | None = None, group: str | None = None) -> tuple[ActionKind, ...]:

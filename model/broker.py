@@ -18,6 +18,18 @@ Requests (kafka@2.6.x:core/src/main/scala/kafka/server/ReplicaManager.scala and 
   (FENCED_LEADER_EPOCH, KIP-570). The answer to a StopReplica carrying deletions goes back to the
   sender's event queue as TopicDeletionStopReplicaResponseReceived.
 - UpdateMetadata: recorded as the epoch of the last metadata applied (the cache is abstracted).
+- A partition whose log directory failed (`HostedPartition.Offline`) takes no LeaderAndIsr and no
+  StopReplica: each answers it with KAFKA_STORAGE_ERROR (kafka@2.6.x:core/src/main/scala/kafka/
+  server/ReplicaManager.scala `becomeLeaderOrFollower`, lines 1259-1266, and `stopReplicas`,
+  lines 399-405). The LeaderAndIsr answer goes back to the sender's event queue as
+  LeaderAndIsrResponseReceived (`sendLeaderAndIsrRequest`'s callback, kafka@2.6.x:core/src/main/
+  scala/kafka/controller/ControllerChannelManager.scala) when it carries a storage error; an
+  answer without one is not queued, as its handler would change nothing: it only takes
+  partitions answered without error out of `replicasOnOfflineDirs`, and a broker gets its
+  directories back only by restarting, which the controller learns from BrokerChange
+  (`onBrokerStartup` forgets the broker's entry) before a request stamped with the new broker
+  epoch can reach it. A fenced request is answered with a top-level error, which the handler
+  ignores (`processLeaderAndIsrResponseReceived`, lines 1187-1194).
 
 A partition leader changes the ISR itself (≤2.6, `Partition.shrinkIsr`): a conditional setData of the
 state znode on its cached zkVersion; on success it records the new ISR and zkVersion and creates
@@ -27,7 +39,11 @@ model does not take it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from kcm.model.cluster import (
+    FAILED_SHIFT,
     NO_REPLICA,
     NONE,
     ApiError,
@@ -35,12 +51,15 @@ from kcm.model.cluster import (
     ElectLeadersAnswer,
     Event,
     EventKind,
+    LeaderAndIsrPartition,
     PartitionZnode,
     Replica,
     RequestKind,
     Shutdown,
+    StopReplicaPartition,
     Watch,
     empty_context,
+    mask_of,
     put,
 )
 from kcm.model.election import EPOCH_DURING_DELETE, NO_EPOCH
@@ -50,7 +69,8 @@ from kcm.model.world import World
 def fresh_broker_fields(w: World) -> dict:
     """The in-memory state a broker process starts with (and loses when it dies)."""
     return dict(active=False, ctx=empty_context(w.nb, w.np), queue=(), controller_epoch=0, metadata_epoch=0,
-                metadata_controller=NONE, replicas=(NO_REPLICA,) * w.np, shutdown=Shutdown.NONE, shutdown_tries=0)
+                metadata_controller=NONE, replicas=(NO_REPLICA,) * w.np, shutdown=Shutdown.NONE, shutdown_tries=0,
+                offline_dirs=0)
 
 
 def start(w: World, b: int) -> None:
@@ -132,29 +152,57 @@ def deliver(w: World, src: int, dst: int) -> None:
                                          metadata_controller=request.controller_id)
         return
     replicas = list(broker.replicas)
-    if request.kind is RequestKind.LeaderAndIsr:
-        for part in request.partitions:
-            current = replicas[part.partition]
-            if part.leader_epoch > current.leader_epoch and dst in part.replicas:
-                if part.leader == dst:  # makeLeader
-                    replicas[part.partition] = Replica(dst, part.leader_epoch, part.isr, part.zk_version,
-                                                       part.replicas, False)
-                else:  # makeFollower
-                    replicas[part.partition] = Replica(part.leader, part.leader_epoch, (), part.zk_version,
-                                                       part.replicas, False)
-    else:
-        for part in request.partitions:
-            current = replicas[part.partition]
-            if (part.leader_epoch in (EPOCH_DURING_DELETE, NO_EPOCH) or part.leader_epoch > current.leader_epoch
-                    or current == NO_REPLICA):
-                if part.delete:
-                    replicas[part.partition] = NO_REPLICA
-                elif current != NO_REPLICA:
-                    replicas[part.partition] = current._replace(leader=NONE, isr=(), stopped=True)
+    # The partitions on a failed log directory take nothing: each is answered KAFKA_STORAGE_ERROR.
+    storage_errors = mask_of(part.partition for part in request.partitions) & broker.offline_dirs
+    apply: Callable[[list[Replica], int, Any], None] = (
+        _become_leader_or_follower if request.kind is RequestKind.LeaderAndIsr else _stop_replica)
+    for part in request.partitions:
+        if not storage_errors >> part.partition & 1:
+            apply(replicas, dst, part)
     w.brokers[dst] = broker._replace(replicas=tuple(replicas))
+    if request.kind is RequestKind.LeaderAndIsr:
+        if storage_errors:
+            w.enqueue(src, Event(EventKind.LeaderAndIsrResponseReceived, dst, storage_errors))
+        return
     deletions &= _deletion_in_progress(w, src)
     if deletions:  # after the broker's own update: the sender may be this very broker
-        _answer_stop_replica(w, src, dst, deletions)
+        failed = deletions & storage_errors
+        _answer_stop_replica(w, src, dst, deletions & ~failed | failed << FAILED_SHIFT)
+
+
+def _become_leader_or_follower(replicas: list[Replica], dst: int, part: LeaderAndIsrPartition) -> None:
+    """One partition of a LeaderAndIsr: applied if its leader epoch is newer and `dst` is a replica."""
+    current = replicas[part.partition]
+    if part.leader_epoch > current.leader_epoch and dst in part.replicas:
+        if part.leader == dst:  # makeLeader
+            replicas[part.partition] = Replica(dst, part.leader_epoch, part.isr, part.zk_version,
+                                               part.replicas, False)
+        else:  # makeFollower
+            replicas[part.partition] = Replica(part.leader, part.leader_epoch, (), part.zk_version,
+                                               part.replicas, False)
+
+
+def _stop_replica(replicas: list[Replica], dst: int, part: StopReplicaPartition) -> None:
+    """One partition of a StopReplica: applied unless its leader epoch is fenced (KIP-570)."""
+    current = replicas[part.partition]
+    if (part.leader_epoch in (EPOCH_DURING_DELETE, NO_EPOCH) or part.leader_epoch > current.leader_epoch
+            or current == NO_REPLICA):
+        if part.delete:
+            replicas[part.partition] = NO_REPLICA
+        elif current != NO_REPLICA:
+            replicas[part.partition] = current._replace(leader=NONE, isr=(), stopped=True)
+
+
+def fail_log_dir(w: World, b: int, p: int) -> None:
+    """`ReplicaManager.handleLogDirFailure` for the directory of `b`'s replica of `p`: the replica
+    neither leads nor fetches any more (`removeFetcherForPartitions`, `markPartitionOffline`), and
+    `propagateLogDirEvent` creates a sequential child of `/log_dir_event_notification`, which
+    fires the controller's child watch."""
+    broker = w.brokers[b]
+    stopped = broker.replicas[p]._replace(leader=NONE, isr=(), stopped=True)
+    w.brokers[b] = broker._replace(replicas=put(broker.replicas, p, stopped), offline_dirs=broker.offline_dirs | 1 << p)
+    w.zk = w.zk._replace(log_dir_events=w.zk.log_dir_events | 1 << b)
+    w.fire(Watch.LOG_DIR_EVENT, Event(EventKind.LogDirEventNotification))
 
 
 def _deletion_in_progress(w: World, src: int) -> int:

@@ -39,6 +39,10 @@ ZooKeeper (`Zk`) holds what the znodes hold (kafka@2.6.x:core/src/main/scala/kaf
   znode exists iff some entry is non-empty). `preferred`: `/admin/preferred_replica_election`
   (partition bitmask; 0 = absent). `delete_topics`: the children of `/admin/delete_topics`.
   `isr_changes`: partitions named by pending `/isr_change_notification` znodes.
+- `log_dir_events`: the brokers with a pending `/log_dir_event_notification/log_dir_event_<seq>`
+  znode (`propagateLogDirEvent`, written when a log directory fails); the znode's data is the
+  broker id, so several notifications of one broker ask the controller the same thing and are one
+  bit here.
 - `unclean_topics`: the topics whose `/config/topics/<t>` sets `unclean.leader.election.enable`
   to true at run time (a dynamic topic config); the config's static `unclean_election` is the
   value of every topic without it.
@@ -77,11 +81,12 @@ class Watch(IntEnum):
     PREFERRED = 16        # exists watch on /admin/preferred_replica_election
     REASSIGN = 32         # exists watch on /admin/reassign_partitions (PartitionReassignmentHandler)
     TOPICS = 64           # child watch on /brokers/topics (TopicChangeHandler)
+    LOG_DIR_EVENT = 128   # child watch on /log_dir_event_notification (LogDirEventNotificationHandler)
 
 
 #: The controller's watches (everything but /controller), dropped at resignation.
 CONTROLLER_WATCHES = (Watch.BROKER_IDS | Watch.DELETE_TOPICS | Watch.ISR_CHANGE | Watch.PREFERRED | Watch.REASSIGN
-                      | Watch.TOPICS)
+                      | Watch.TOPICS | Watch.LOG_DIR_EVENT)
 #: Bit of the data watch on partition `p`'s state znode (PartitionReassignmentIsrChangeHandler).
 PARTITION_STATE_SHIFT = 8
 #: Bit of the data watch on topic `t`'s `/brokers/topics/<t>` (PartitionModificationsHandler), past
@@ -127,6 +132,7 @@ class Zk(NamedTuple):
     isr_changes: int
     watches: tuple[int, ...]
     unclean_topics: int = 0
+    log_dir_events: int = 0
 
 
 class EventKind(IntEnum):
@@ -150,20 +156,28 @@ class EventKind(IntEnum):
     TopicChange = 14
     PartitionModifications = 15
     TopicUncleanLeaderElectionEnable = 16
+    LogDirEventNotification = 17
+    LeaderAndIsrResponseReceived = 18
 
 
 class Event(NamedTuple):
     """A queued controller event; `a` and `b` are its arguments (-1 when unused):
     ControlledShutdown(a=broker, b=broker epoch), PartitionReassignmentIsrChange(a=partition),
     PartitionModifications(a=topic),
-    TopicDeletionStopReplicaResponseReceived(a=broker, b=partitions bitmask, negative for
-    per-partition errors, which the model does not produce), ReplicaLeaderElection(a=partition,
+    TopicDeletionStopReplicaResponseReceived(a=broker, b=the partitions deleted, plus those answered
+    with KAFKA_STORAGE_ERROR shifted by `FAILED_SHIFT`), ReplicaLeaderElection(a=partition,
     b=`ElectionType`) for the AdminClient's request (a=-1: the ZooKeeper-triggered one),
-    TopicUncleanLeaderElectionEnable(a=topic)."""
+    TopicUncleanLeaderElectionEnable(a=topic), LeaderAndIsrResponseReceived(a=broker, b=the
+    partitions answered with KAFKA_STORAGE_ERROR)."""
 
     kind: EventKind
     a: int = NONE
     b: int = NONE
+
+
+#: Where a StopReplica answer's failed partitions start in its event's `b` (past the partitions of
+#: the largest config, model/config.py).
+FAILED_SHIFT = 9
 
 
 class ElectionType(IntEnum):
@@ -242,6 +256,8 @@ class Context(NamedTuple):
     `replica_states[p]` has one state per broker (NonExistentReplica for the brokers that are
     not replicas). `leadership[p]` is the cached partition state (NO_ZNODE when unknown).
     `channel` is the set of brokers the ControllerChannelManager has a queue for.
+    `offline_dirs[b]` is `replicasOnOfflineDirs(b)`: the partitions broker `b` answered a
+    LeaderAndIsr for with KAFKA_STORAGE_ERROR (a partition bitmask).
     """
 
     epoch: int
@@ -259,6 +275,7 @@ class Context(NamedTuple):
     topics_ineligible: int
     topics_deletion_started: int
     channel: int
+    offline_dirs: tuple[int, ...]
 
 
 class Replica(NamedTuple):
@@ -306,6 +323,9 @@ class Broker(NamedTuple):
     replicas: tuple[Replica, ...]
     shutdown: Shutdown
     shutdown_tries: int
+    #: The partitions whose replica sat in a log directory that failed (`HostedPartition.Offline`;
+    #: the model gives each replica its own directory); back only when the process restarts.
+    offline_dirs: int = 0
 
 
 class Cluster(NamedTuple):
@@ -342,6 +362,7 @@ class Budget(IntEnum):
     PARTITION_ADDITIONS = 12
     ELECT_LEADERS = 13
     UNCLEAN_ELECTION_ENABLES = 14
+    LOG_DIR_FAILURES = 15
 
 
 class Ghost(IntEnum):
@@ -395,7 +416,8 @@ def empty_context(brokers: int, partitions: int) -> Context:
         leadership=(NO_ZNODE,) * partitions,
         partition_states=(PartitionState.NonExistentPartition,) * partitions,
         replica_states=((ReplicaState.NonExistentReplica,) * brokers,) * partitions,
-        topics_to_delete=0, topics_ineligible=0, topics_deletion_started=0, channel=0)
+        topics_to_delete=0, topics_ineligible=0, topics_deletion_started=0, channel=0,
+        offline_dirs=(0,) * brokers)
 
 
 def bits(mask: int) -> tuple[int, ...]:

@@ -108,10 +108,14 @@ class ModelConfig:
     #: Topics an operator switches `unclean.leader.election.enable` on for at run time
     #: (`AdminEnableUncleanElection`, a dynamic topic config).
     max_unclean_election_enables: int = 0
+    #: Log directories that fail on a running broker (`BrokerFailLogDir`, JBOD), each holding one
+    #: replica; the broker stays up and gets the directory back when it restarts.
+    max_log_dir_failures: int = 0
     #: `controlled.shutdown.max.retries` (Kafka's default is 3; small values keep the space small).
     controlled_shutdown_max_retries: int = 1
     #: Bounds across kinds: how many faults (broker crash, session expiry, leader ISR shrink,
-    #: controller move, lost ack, that is a lost ZooKeeper reply, and connection loss) and how
+    #: controller move, lost ack, that is a lost ZooKeeper reply, connection loss and log dir
+    #: failure, of one replica's log directory) and how
     #: many admin operations (controlled shutdown, preferred election, reassignment, topic
     #: deletion, topic creation, partition addition, auto rebalance, elect leaders, unclean election
     #: enable: switching it on) one run may have in all; -1 for no bound beyond
@@ -282,6 +286,7 @@ _RANGES: dict[str, tuple[int, Any]] = {
     "max_controller_moves": (0, 2),
     "max_elect_leaders": (0, 2),
     "max_unclean_election_enables": (0, lambda c: c.topics),
+    "max_log_dir_failures": (0, 2),
     "controlled_shutdown_max_retries": (0, 3),
     "event_queue_capacity": (1, 16),
     "max_controller_epoch": (0, 32),

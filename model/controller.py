@@ -20,6 +20,10 @@ Events (`EventKind`) and their handlers:
                               onBrokerFailure
     IsrChangeNotification     refresh the cache from ZK, UpdateMetadata, delete the notifications
                               (2.6 completes no reassignment here)
+    LogDirEventNotification   a broker lost a log directory: OnlineReplica for every replica of
+                              the brokers named (a LeaderAndIsr asking each), delete the notifications
+    LeaderAndIsrResponseReceived   partitions answered KAFKA_STORAGE_ERROR join
+                              `replicasOnOfflineDirs`; the new ones: onReplicasBecomeOffline
     ControlledShutdown        move leadership off the broker, StopReplica and ISR shrink for the
                               partitions it follows; answer with the partitions it still leads
     ReplicaLeaderElection     preferred election for /admin/preferred_replica_election; or, from
@@ -29,7 +33,8 @@ Events (`EventKind`) and their handlers:
                               triggerOnlinePartitionStateChange(topic)
     AutoPreferredReplicaLeaderElection   the scheduled rebalance
     ZkPartitionReassignment, PartitionReassignmentIsrChange   reassignment (reassignment.py)
-    TopicDeletion, TopicDeletionStopReplicaResponseReceived   deletion (topic_deletion.py)
+    TopicDeletion, TopicDeletionStopReplicaResponseReceived   deletion (topic_deletion.py): a
+                              StopReplica answered KAFKA_STORAGE_ERROR fails the replica's deletion
     TopicChange               forget deleted topics (removeTopic); a (re-)created topic:
                               onNewPartitionCreation
     PartitionModifications    partitions added to a topic: onNewPartitionCreation, or, for a
@@ -40,6 +45,7 @@ from __future__ import annotations
 
 from kcm.model.cluster import (
     CONTROLLER_WATCHES,
+    FAILED_SHIFT,
     NO_ZNODE,
     NONE,
     PARTITION_STATE_SHIFT,
@@ -101,13 +107,15 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         self.topics_ineligible = ctx.topics_ineligible
         self.topics_deletion_started = ctx.topics_deletion_started
         self.channel = ctx.channel
+        self.offline_dirs = list(ctx.offline_dirs)
 
     def freeze(self) -> None:
         ctx = Context(self.epoch, self.live, tuple(self.broker_epochs), self.shutting_down,
                       tuple(self.assignment), tuple(self.adding), tuple(self.removing), self.reassigning,
                       tuple(self.leadership), tuple(self.partition_states),
                       tuple(tuple(r) for r in self.replica_states),
-                      self.topics_to_delete, self.topics_ineligible, self.topics_deletion_started, self.channel)
+                      self.topics_to_delete, self.topics_ineligible, self.topics_deletion_started, self.channel,
+                      tuple(self.offline_dirs))
         broker = self.w.brokers[self.me]
         if ctx == self._ctx:
             # Most events change no context (an inactive module's handlers return at once): keep
@@ -232,7 +240,10 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         w = self.w
         # 1. register the handlers; the node handlers check existence, which arms their watches
         w.arm(self.me, Watch.PREFERRED | Watch.REASSIGN)
-        # 2. delete pending ISR-change notifications (getChildren arms the child watch)
+        # 2. delete pending log-dir event and ISR-change notifications, unread (getChildren arms
+        # the child watches; the LeaderAndIsr requests of the failover ask the brokers instead)
+        w.arm(self.me, Watch.LOG_DIR_EVENT)
+        self.delete_log_dir_event_notifications()
         w.arm(self.me, Watch.ISR_CHANGE)
         self.delete_isr_change_notifications()
         # 3. initializeControllerContext (reading the children arms the broker and topic watches)
@@ -262,7 +273,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         w.arm(self.me, Watch.DELETE_TOPICS)
         existing = mask_of(t for t in range(w.cfg.topics) if zk.assignment[t * w.ppt])
         offline_topics = mask_of(w.topic_of(p) for p in range(w.np)
-                                 for r in self.assignment[p] if not self.is_replica_online(r))
+                                 for r in self.assignment[p] if not self.is_replica_online(r, p))
         reassigning_topics = mask_of(w.topic_of(p) for p in bits(self.reassigning))
         self.init_topic_deletion(zk.delete_topics & existing, offline_topics | reassigning_topics)
         # 5. UpdateMetadata to every live broker before any LeaderAndIsr
@@ -302,7 +313,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         online, offline = [], []
         for p in range(self.w.np):
             for b in self.assignment[p]:
-                if self.is_replica_online(b):
+                if self.is_replica_online(b, p):
                     self.replica_states[p][b] = R.OnlineReplica
                     online.append((p, b))
                 else:
@@ -322,7 +333,7 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
             z = self.leadership[p]
             if z == NO_ZNODE:
                 self.partition_states[p] = P.NewPartition
-            elif self.is_replica_online(z.leader):
+            elif self.is_replica_online(z.leader, p):
                 self.partition_states[p] = P.OnlinePartition
             else:
                 self.partition_states[p] = P.OfflinePartition
@@ -394,7 +405,9 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
             self.broker_epochs[b] = self.zk.broker_epochs[b]
 
     def on_broker_startup(self, new: int) -> None:
-        """`onBrokerStartup`: UpdateMetadata, the new replicas online, reassignments and deletions resumed."""
+        """`onBrokerStartup`: the brokers' offline directories forgotten (a restart brings them
+        back), UpdateMetadata, the new replicas online, reassignments and deletions resumed."""
+        self.forget_offline_dirs(new)
         self.send_update_metadata(bits(self.live & ~new))
         self.send_update_metadata(bits(new))
         replicas = self.replicas_on_brokers(new)
@@ -406,7 +419,9 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
             self.resume_deletion_for_topics(deleting)
 
     def on_broker_failure(self, dead: int) -> None:
-        """`onBrokerFailure`: forget the brokers' shutdown; their replicas become offline."""
+        """`onBrokerFailure`: forget the brokers' offline directories and shutdown; their replicas
+        become offline."""
+        self.forget_offline_dirs(dead)
         self.shutting_down &= ~dead
         self.on_replicas_become_offline(self.replicas_on_brokers(dead))
 
@@ -457,6 +472,53 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
         self.mark_zk_write()
         w.zk = w.zk._replace(isr_changes=0)
         w.fire(Watch.ISR_CHANGE, Event(EventKind.IsrChangeNotification))
+
+    def forget_offline_dirs(self, brokers: int) -> None:
+        """`brokers.foreach(controllerContext.replicasOnOfflineDirs.remove)` (kafka@2.6.x:core/src/main/
+        scala/kafka/controller/KafkaController.scala lines 348 and 411)."""
+        for b in bits(brokers):
+            self.offline_dirs[b] = 0
+
+    def process_log_dir_event_notification(self, _: Event) -> None:
+        """`processLogDirEventNotification` (kafka@2.6.x:core/src/main/scala/kafka/controller/
+        KafkaController.scala lines 1451-1461): read the notifications (arming the child watch),
+        `onBrokerLogDirFailure` for the brokers they name, and delete them in a `finally`.
+        `onBrokerLogDirFailure` (lines 325-330) asks each of those brokers about every replica it
+        hosts: `handleStateChanges(replicasOnBrokers, OnlineReplica)` sends them LeaderAndIsr, which
+        a replica on a failed directory answers with KAFKA_STORAGE_ERROR."""
+        if not self.active:
+            return
+        w = self.w
+        w.arm(self.me, Watch.LOG_DIR_EVENT)
+        brokers = self.zk.log_dir_events
+        try:
+            self.handle_replica_state_changes(self.replicas_on_brokers(brokers), R.OnlineReplica)
+        finally:
+            self.delete_log_dir_event_notifications()
+
+    def delete_log_dir_event_notifications(self) -> None:
+        """`deleteLogDirEventNotifications(epochZkVersion)`: fenced; deleting children fires the child watch."""
+        w = self.w
+        if not self.zk.log_dir_events:
+            return
+        w.check_epoch(self.me, self.epoch)
+        self.mark_zk_write()
+        w.zk = w.zk._replace(log_dir_events=0)
+        w.fire(Watch.LOG_DIR_EVENT, Event(EventKind.LogDirEventNotification))
+
+    def process_leader_and_isr_response(self, event: Event) -> None:
+        """`processLeaderAndIsrResponseReceived` (kafka@2.6.x:core/src/main/scala/kafka/controller/
+        KafkaController.scala lines 1187-1216): the partitions `b` answered with KAFKA_STORAGE_ERROR
+        join `replicasOnOfflineDirs(b)`, and those new there go through `onReplicasBecomeOffline`:
+        leaders elected where `b` led, `b`'s replicas OfflineReplica (out of the ISR)."""
+        if not self.active:
+            return
+        b, storage_errors = event.a, event.b
+        previous = self.offline_dirs[b]
+        self.offline_dirs[b] = previous | storage_errors
+        new = storage_errors & ~previous
+        if new:
+            self.on_replicas_become_offline([(p, b) for p in bits(new)])
 
     def process_controlled_shutdown(self, event: Event) -> None:
         """`processControlledShutdown`; the answer goes straight back to the requesting broker."""
@@ -634,8 +696,8 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
             if (not a or z == NO_ZNODE or z.leader == a[0]
                     or self.is_topic_queued_for_deletion(w.topic_of(p))):
                 continue
-            online = frozenset(bits(self.online_mask()))
-            if (self.is_replica_online(a[0]) and not self.reassigning and a[0] in online and a[0] in z.isr):
+            online = frozenset(bits(self.online_mask(p)))
+            if (self.is_replica_online(a[0], p) and not self.reassigning and a[0] in online and a[0] in z.isr):
                 candidates.append(p)
         self.on_replica_election(candidates, Strategy.PREFERRED, zk_triggered=False)
 
@@ -667,18 +729,18 @@ class Controller(StateMachinesMixin, TopicDeletionMixin, ReassignmentMixin):
             self.enqueue_topics_for_deletion(topics)
 
     def process_topic_deletion_stop_replica_response(self, event: Event) -> None:
-        """`processTopicDeletionStopReplicaResponseReceived`. The failure branch is Kafka's for
-        per-partition errors (a storage error, which the model does not have); a fenced request
-        raises no event at all (model/broker.py `deliver`), so only successes arrive here."""
+        """`processTopicDeletionStopReplicaResponseReceived`: the replicas answered with an error (a
+        storage error) fail their deletion, then the others complete it; a fenced request raises no
+        event at all (model/broker.py `deliver`)."""
         if not self.active:
             return
         b, partitions = event.a, event.b
-        failed = partitions < 0
-        replicas = [(p, b) for p in bits(abs(partitions))]
+        failed = [(p, b) for p in bits(partitions >> FAILED_SHIFT)]
+        deleted = [(p, b) for p in bits(partitions & ((1 << FAILED_SHIFT) - 1))]
         if failed:
-            self.fail_replica_deletion(replicas)
-        else:
-            self.complete_replica_deletion(replicas)
+            self.fail_replica_deletion(failed)
+        if deleted:
+            self.complete_replica_deletion(deleted)
 
 
     def process_topic_change(self, _: Event) -> None:
@@ -804,5 +866,7 @@ _HANDLERS = {
     EventKind.TopicChange: Controller.process_topic_change,
     EventKind.PartitionModifications: Controller.process_partition_modifications,
     EventKind.TopicUncleanLeaderElectionEnable: Controller.process_topic_unclean_leader_election_enable,
+    EventKind.LogDirEventNotification: Controller.process_log_dir_event_notification,
+    EventKind.LeaderAndIsrResponseReceived: Controller.process_leader_and_isr_response,
 }
 assert set(_HANDLERS) == set(EventKind), "every event kind has a handler"

@@ -153,7 +153,7 @@ class ReassignmentMixin(ControllerBase):
         leader = self.leadership[p].leader
         if leader not in self.assignment[p]:
             self.handle_partition_state_changes([p], P.OnlinePartition, Strategy.REASSIGN)
-        elif self.is_replica_online(leader):
+        elif self.is_replica_online(leader, p):
             self.update_leader_epoch_and_send_request(p)
         else:
             self.handle_partition_state_changes([p], P.OnlinePartition, Strategy.REASSIGN)

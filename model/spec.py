@@ -7,7 +7,8 @@ controller modules race for `/controller`, and the first controller creates the 
 (NewPartition -> OnlinePartition).
 
 `enabled_actions(config, state)` lists the actions whose guards hold, in a fixed order (brokers,
-then the network, then partition leaders, then admins), so that traces replay.
+then the network, then partition leaders, then log-directory failures, then admins), so that
+traces replay.
 `step(config, state, action)` applies one action; it returns None when the step would overflow a
 bounded event queue (the step is then not taken, like a TLC state constraint).
 
@@ -49,6 +50,7 @@ from kcm.model.actions import (
     AdminReassign,
     AdminReassignPartitions,
     BrokerCrash,
+    BrokerFailLogDir,
     BrokerNoticeExpiry,
     BrokerRequestControlledShutdown,
     BrokerShutdown,
@@ -257,6 +259,8 @@ _BROKER_GUARDS: tuple[tuple[type, Callable[[BrokerView, tuple[bool, ...]], bool]
 
 #: The kinds `_leader_actions` lists (the guards need the world: who leads, who has caught up).
 _LEADER_KINDS = (LeaderShrinkIsr, LeaderExpandIsr)
+#: The kinds `_log_dir_failures` lists.
+_LOG_DIR_KINDS = (BrokerFailLogDir,)
 
 
 class Left:
@@ -348,9 +352,9 @@ class Tables:
 
 def enabled_actions(cfg: ModelConfig, state: Cluster, tables: Tables | None = None) -> list:
     """Every action whose guard holds, in a fixed order: each broker's own actions, the
-    deliveries, the partition leaders' ISR changes, the admin operations. (`KafkaModel.successors`
-    also drops the ones whose step would overflow a queue.) `tables`: the config's `Tables`, made
-    here when not given."""
+    deliveries, the partition leaders' ISR changes, the log-directory failures, the admin
+    operations. (`KafkaModel.successors` also drops the ones whose step would overflow a queue.)
+    `tables`: the config's `Tables`, made here when not given."""
     if tables is None:
         tables = Tables(cfg)
     spent = state.spent
@@ -381,6 +385,8 @@ def enabled_actions(cfg: ModelConfig, state: Cluster, tables: Tables | None = No
                 action = deliver[i] = NetworkDeliver(i // nb, i % nb)
             out.append(action)
     _leader_actions(cfg, state, left.shrink, out)
+    if left.left[Budget.LOG_DIR_FAILURES]:
+        _log_dir_failures(state, out)
     if left.admin:
         # The admin actions depend on the budgets and on ZooKeeper's admin state only.
         admin_key: tuple = (left.left, zk.assignment, not zk.preferred, not any(zk.reassign), zk.delete_topics,
@@ -427,6 +433,19 @@ def _leader_actions(cfg: ModelConfig, state: Cluster, shrink: bool, out: list) -
                 if (f not in replica.isr and broker_side.is_caught_up_follower(w, b, p, f)
                         and (kip841 is None or kip841 >> f & 1)):
                     out.append(LeaderExpandIsr(b, p, f))
+
+
+def _log_dir_failures(state: Cluster, out: list) -> None:
+    """Append the log-directory failures (`BrokerFailLogDir`): a running broker with a live,
+    connected session (it writes the notification znode) loses the directory of a replica it hosts
+    whose directory has not failed yet."""
+    session = state.zk.session
+    for b, broker in enumerate(state.brokers):
+        if not (broker.up and broker.connected and session >> b & 1):
+            continue
+        for p, replica in enumerate(broker.replicas):
+            if replica != broker_side.NO_REPLICA and not broker.offline_dirs >> p & 1:
+                out.append(BrokerFailLogDir(b, p))
 
 
 class _AdminView(NamedTuple):
@@ -714,6 +733,7 @@ _EFFECTS: dict[type, Callable[[World, Any], None]] = {
     BrokerNoticeExpiry: lambda w, a: broker_side.notice_expiry(w, a.broker),
     LeaderShrinkIsr: _shrink_isr,
     LeaderExpandIsr: _expand_isr,
+    BrokerFailLogDir: lambda w, a: broker_side.fail_log_dir(w, a.broker, a.partition),
     BrokerRequestControlledShutdown: _request_controlled_shutdown,
     BrokerShutdown: _shutdown,
     AdminPreferredElection: _preferred_election,
@@ -752,7 +772,8 @@ def _check_kinds() -> None:
     """Every kind of model/actions.py has its guard (in the family `enabled_actions` lists it
     from) and its effect here; raises AssertionError naming what is missing."""
     families: dict[str, list[type]] = {"broker": [k for k, _ in _BROKER_GUARDS], "cpe": [k for k, _ in _BROKER_GUARDS],
-                "deliver": [NetworkDeliver], "leader": list(_LEADER_KINDS), "admin": [k for k, _ in _ADMIN_GUARDS]}
+                "deliver": [NetworkDeliver], "leader": list(_LEADER_KINDS), "logdir": list(_LOG_DIR_KINDS),
+                "admin": [k for k, _ in _ADMIN_GUARDS]}
     for group, listed in families.items():
         declared = {k.cls for k in kinds_of(group=group)}
         if not declared <= set(listed):

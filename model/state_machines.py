@@ -55,6 +55,7 @@ from kcm.model.cluster import (
     RequestKind,
     StopReplicaPartition,
     bits,
+    mask_of,
 )
 from kcm.model.controller_protocol import ControllerBase, UpdateLeaderAndIsrResult
 from kcm.model.election import (
@@ -173,13 +174,22 @@ class StateMachinesMixin(ControllerBase):
         """ZooKeeper as this controller reads it (raises SessionExpired for a zombie)."""
         return self.w.zk_of(self.me)
 
-    def is_replica_online(self, b: int, include_shutting_down: bool = False) -> bool:
-        if b < 0 or not self.live >> b & 1:
+    def is_replica_online(self, b: int, p: int, include_shutting_down: bool = False) -> bool:
+        """`isReplicaOnline(brokerId, topicPartition)`: the broker is live (and not shutting down,
+        unless included) and its replica of `p` is not on a log directory it answered
+        KAFKA_STORAGE_ERROR for (kafka@2.6.x:core/src/main/scala/kafka/controller/ControllerContext.scala
+        lines 205-211)."""
+        if b < 0 or not self.live >> b & 1 or self.offline_dirs[b] >> p & 1:
             return False
         return include_shutting_down or not self.shutting_down >> b & 1
 
-    def online_mask(self) -> int:
-        return self.live & ~self.shutting_down
+    def on_offline_dirs(self, p: int) -> int:
+        """The brokers whose replica of `p` is in `replicasOnOfflineDirs`."""
+        return mask_of(b for b, dirs in enumerate(self.offline_dirs) if dirs >> p & 1)
+
+    def online_mask(self, p: int) -> int:
+        """The brokers whose replica of `p` is online (`isReplicaOnline`)."""
+        return self.live & ~self.shutting_down & ~self.on_offline_dirs(p)
 
     def is_topic_queued_for_deletion(self, t: int) -> bool:
         return bool(self.topics_to_delete >> t & 1)
@@ -418,7 +428,7 @@ class StateMachinesMixin(ControllerBase):
         `initializeLeaderAndIsrForPartitions`, lines 299-306: `case e: Exception => ... Seq.empty`)."""
         with_live = []
         for p in partitions:
-            live = tuple(r for r in self.assignment[p] if self.is_replica_online(r))
+            live = tuple(r for r in self.assignment[p] if self.is_replica_online(r, p))
             if live:
                 with_live.append((p, live))
             # else "No replica is alive": the partition stays New
@@ -470,10 +480,10 @@ class StateMachinesMixin(ControllerBase):
             zk_partitions = self.zk.partitions
         except SessionExpired:
             return {}, []
-        online = self.online_mask()
-        online_set = frozenset(bits(online))
         chosen: dict[int, tuple] = {}
         for p in partitions:
+            online = self.online_mask(p)
+            online_set = frozenset(bits(online))
             znode = zk_partitions[p]
             if znode == NO_ZNODE or znode.controller_epoch > self.epoch:
                 continue  # NONODE, or "written by another controller ... soft failure": abort
@@ -492,7 +502,8 @@ class StateMachinesMixin(ControllerBase):
             elif strategy is Strategy.PREFERRED:
                 election = expected = leader_for_preferred_replica(assignment, current, online_set)
             else:
-                live_set, shutting_set = frozenset(bits(self.live)), frozenset(bits(self.shutting_down))
+                live_set = frozenset(bits(self.live & ~self.on_offline_dirs(p)))
+                shutting_set = frozenset(bits(self.shutting_down))
                 expected = leader_for_controlled_shutdown(assignment, current, live_set, shutting_set)
                 election = expected
                 if self.flags.shutdown_election_isr_order:  # V7 (KAFKA-3670)
@@ -503,17 +514,18 @@ class StateMachinesMixin(ControllerBase):
                                                   tuple(r for r in assignment if r in online_set), election.unclean)
             if election.leader_and_isr is None:
                 continue  # StateChangeFailedException: the partition keeps its state
-            chosen[p] = (election, expected, znode, unclean)
+            chosen[p] = (election, expected, znode, unclean, online)
         written, retry = self.update_leader_and_isr({p: c[0].leader_and_isr for p, c in chosen.items()},
                                                     {p: c[2] for p, c in chosen.items()})
         results: dict[int, PartitionZnode] = {}
-        for p, (election, expected, znode, unclean) in chosen.items():
+        for p, (election, expected, znode, unclean, online) in chosen.items():
             if p not in written:
                 continue
             self.w.obs.append(Election(
                 p, strategy, election.leader_and_isr.leader,
                 expected.leader_and_isr.leader if expected.leader_and_isr is not None else NONE,
-                znode.leader, tuple(election.recipients), self.live, online, znode.isr, unclean))
+                znode.leader, tuple(election.recipients), self.live & ~self.on_offline_dirs(p), online, znode.isr,
+                unclean))
             self.add_leader_and_isr(election.recipients, p, written[p], is_new=False)
             results[p] = written[p]
         return results, retry
@@ -538,7 +550,7 @@ class StateMachinesMixin(ControllerBase):
         for p in range(self.w.np):
             z = self.leadership[p]
             if (z != NO_ZNODE and not self.is_topic_queued_for_deletion(self.w.topic_of(p))
-                    and not self.is_replica_online(z.leader)):
+                    and not self.is_replica_online(z.leader, p)):
                 out.append(p)
         return out
 

@@ -117,8 +117,8 @@ class TopicDeletionMixin(ControllerBase):
             if not topics >> t & 1:
                 continue
             replicas = self.replicas_of_topic(t)
-            alive = [(p, b) for p, b in replicas if self.is_replica_online(b)]
-            dead_t = [(p, b) for p, b in replicas if not self.is_replica_online(b)]
+            alive = [(p, b) for p, b in replicas if self.is_replica_online(b, p)]
+            dead_t = [(p, b) for p, b in replicas if not self.is_replica_online(b, p)]
             retry += [(p, b) for p, b in alive if self.replica_states[p][b] is not R.ReplicaDeletionSuccessful]
             dead += dead_t
             if dead_t:

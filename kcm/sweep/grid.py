@@ -44,7 +44,8 @@ SHORT = {"broker_crash": "crash", "session_expiry": "expiry", "leader_isr_shrink
          "controlled_shutdown": "shutdown", "preferred_election": "preferred", "reassignment": "reassign",
          "topic_deletion": "delete", "auto_rebalance": "rebalance", "controller_move": "move",
          "topic_creation": "create", "lost_ack": "lostack", "connection_loss": "connloss",
-         "partition_addition": "addparts", "elect_leaders": "elect", "unclean_election_enable": "unclean"}
+         "partition_addition": "addparts", "elect_leaders": "elect", "unclean_election_enable": "unclean",
+         "log_dir_failure": "logdir"}
 STARTS = ("cold", "settled")
 #: The keys a grid file and a block of axes may have (config fields aside).
 GRID_KEYS = {"version", "description", "base", "budget", "kinds", "axes"}

@@ -14,6 +14,7 @@ the module of what it checks:
 - `deletion`: topic deletion;
 - `admin`: the admin znodes an operator writes;
 - `elect_leaders`: leader elections on demand (ElectLeaders) and unclean election switched on;
+- `log_dirs`: replicas on a failed log directory (JBOD);
 - `watches`: the ZooKeeper watches a settled controller holds;
 - `tables`: the replica state machine's transitions and states;
 - `goals`: what the model must reach.
@@ -39,6 +40,7 @@ from kcm.model.catalogue import (
     elect_leaders,
     goals,
     leadership,
+    log_dirs,
     metadata,
     partitions,
     reassignment,
@@ -56,7 +58,8 @@ from kcm.model.config import ModelConfig
 CATALOGUE: tuple[Declaration, ...] = (
     *controller.DECLARATIONS, *metadata.DECLARATIONS, *requests.DECLARATIONS, *leadership.DECLARATIONS,
     *shutdown.DECLARATIONS, *reassignment.DECLARATIONS, *partitions.DECLARATIONS, *deletion.DECLARATIONS,
-    *admin.DECLARATIONS, *elect_leaders.DECLARATIONS, *watches.DECLARATIONS, *tables.DECLARATIONS, *goals.DECLARATIONS,
+    *admin.DECLARATIONS, *elect_leaders.DECLARATIONS, *log_dirs.DECLARATIONS, *watches.DECLARATIONS,
+    *tables.DECLARATIONS, *goals.DECLARATIONS,
 )
 
 #: The order in which the checkers list the invariants: the order they joined the model, which

@@ -42,23 +42,33 @@ from collections.abc import Callable
 
 from kcm.model.actions import ControllerProcessEvent
 from kcm.model.catalogue import findings
-from kcm.model.catalogue.declaration import CONTROLLER_EVENTS, Declaration, Judged, Kind, per_topic, with_judge
+from kcm.model.catalogue.declaration import (
+    CONTROLLER_EVENTS,
+    Declaration,
+    Judged,
+    Kind,
+    per_topic,
+    per_topic_with_judge,
+    with_judge,
+)
 from kcm.model.catalogue.settledness import AFRESH, Settledness
+from kcm.model.catalogue.views import online_to, waiting_for_failed_dirs
 from kcm.model.cluster import NO_ZNODE, Cluster, bits
 from kcm.model.config import ModelConfig
 
 
-def admin_znodes_consumed(s: Cluster, judge: Settledness = AFRESH) -> bool:
+def admin_znodes_consumed(s: Cluster, ppt: int = 1, judge: Settledness = AFRESH) -> bool:
     """Quiescent: `/admin/preferred_replica_election`, `/admin/reassign_partitions` and
     `/admin/delete_topics` hold nothing: every request an operator wrote was carried out or refused
     and its entry deleted, whichever controller took it over
     (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
     onReplicaElection's `removePartitionsFromPreferredReplicaElection`,
-    `removePartitionsFromReassignedPartitions`, TopicDeletionManager `completeDeleteTopic`)."""
+    `removePartitionsFromReassignedPartitions`, TopicDeletionManager `completeDeleteTopic`). A
+    deletion waiting for a failed log directory is left out (`waiting_for_failed_dirs`)."""
     if not judge.quiescent(s):
         return True
     zk = s.zk
-    return not zk.preferred and not any(zk.reassign) and not zk.delete_topics
+    return not zk.preferred and not any(zk.reassign) and not zk.delete_topics & ~waiting_for_failed_dirs(s, ppt)
 
 
 def preferred_election_znode_consumed(s: Cluster, judge: Settledness = AFRESH) -> bool:
@@ -106,7 +116,7 @@ def _preferred_election_answered(s: Cluster, c: int, t: Cluster, p: int, ppt: in
     if not zk.assignment[p] or not ctx.assignment[p] or (zk.delete_topics | ctx.topics_to_delete) >> (p // ppt) & 1:
         return True
     preferred, z = zk.assignment[p][0], zk.partitions[p]
-    online = ctx.live & ~ctx.shutting_down
+    online = online_to(ctx, p)
     return (not zk.broker_epochs[preferred] or not online >> preferred & 1
             or z == NO_ZNODE or preferred not in z.isr)
 
@@ -161,9 +171,10 @@ def admin_requests(cfg: ModelConfig) -> bool:
 DECLARATIONS: tuple[Declaration, ...] = (
     Declaration("AdminZnodesConsumed",
                 "once quiescent, no admin znode holds a request: each was carried out or refused, then deleted",
-                Kind.LIVENESS, with_judge(admin_znodes_consumed), where=Judged.QUIESCENT,
+                Kind.LIVENESS, per_topic_with_judge(admin_znodes_consumed), where=Judged.QUIESCENT,
                 findings=((findings.PREFERRED_ELECTION_ZNODE_STAYS, findings.any_config),
-                          (findings.DELETION_DURING_REASSIGNMENT, findings.deletions_and_reassignments))),
+                          (findings.DELETION_DURING_REASSIGNMENT, findings.deletions_and_reassignments),
+                          (findings.LOG_DIRS_STALL_REASSIGNMENT, findings.log_dir_failures_and_reassignments))),
     Declaration("PreferredElectionZnodeConsumed",
                 "once settled, /admin/preferred_replica_election is gone, dead brokers left dead",
                 Kind.LIVENESS, with_judge(preferred_election_znode_consumed), where=Judged.SETTLED,

@@ -61,7 +61,7 @@ def only_active_controller_acts(s: Cluster) -> bool:
 
 
 _CONTROLLER_DATA = ("assignment", "adding", "removing", "partitions", "reassign", "preferred",
-                    "delete_topics", "isr_changes")
+                    "delete_topics", "isr_changes", "log_dir_events")
 
 
 def zk_writes_fenced(s: Cluster, a, t: Cluster) -> bool:

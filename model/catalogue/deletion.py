@@ -37,9 +37,10 @@ from kcm.model.catalogue.declaration import (
     Kind,
     as_is,
     per_topic,
-    with_judge,
+    per_topic_with_judge,
 )
 from kcm.model.catalogue.settledness import AFRESH, Judge, Settledness
+from kcm.model.catalogue.views import waiting_for_failed_dirs
 from kcm.model.cluster import NO_REPLICA, Cluster
 from kcm.model.config import ModelConfig
 from kcm.model.state_machines import Strategy
@@ -90,16 +91,19 @@ def deletion_request_dropped_with_topic(ppt: int):
     return holds
 
 
-def topic_deletion_eventually_completes(s: Cluster, judge: Settledness = AFRESH) -> bool:
-    return not judge.quiescent(s) or s.zk.delete_topics == 0
+def topic_deletion_eventually_completes(s: Cluster, ppt: int = 1, judge: Settledness = AFRESH) -> bool:
+    """Quiescent: no topic is left queued for deletion but those waiting for a failed log directory."""
+    return not judge.quiescent(s) or s.zk.delete_topics & ~waiting_for_failed_dirs(s, ppt) == 0
 
 
-def deletion_queues_empty_when_quiescent(s: Cluster, judge: Settledness = AFRESH) -> bool:
+def deletion_queues_empty_when_quiescent(s: Cluster, ppt: int = 1, judge: Settledness = AFRESH) -> bool:
     """Quiescent: the active controller's `topicsToBeDeleted` and `topicsWithDeletionStarted` are
-    empty."""
+    empty, but for the topics waiting for a failed log directory."""
     if not judge.quiescent(s):
         return True
-    return all(not (b.ctx.topics_to_delete or b.ctx.topics_deletion_started) for b in s.brokers if b.active)
+    waiting = waiting_for_failed_dirs(s, ppt)
+    return all(not ((b.ctx.topics_to_delete | b.ctx.topics_deletion_started) & ~waiting)
+               for b in s.brokers if b.active)
 
 
 def _no_election_for_deleting_topic(cfg: ModelConfig, judge: Judge):
@@ -126,8 +130,8 @@ DECLARATIONS: tuple[Declaration, ...] = (
                 Kind.TRANSITION, per_topic(deletion_request_dropped_with_topic),
                 judges=CONTROLLER_EVENTS),
     Declaration("TopicDeletionEventuallyCompletes", "once quiescent, no topic is left queued in /admin/delete_topics",
-                Kind.LIVENESS, with_judge(topic_deletion_eventually_completes), where=Judged.QUIESCENT),
+                Kind.LIVENESS, per_topic_with_judge(topic_deletion_eventually_completes), where=Judged.QUIESCENT),
     Declaration("DeletionQueuesEmptyWhenQuiescent",
                 "once quiescent, the active controller has no topic queued or started for deletion",
-                Kind.LIVENESS, with_judge(deletion_queues_empty_when_quiescent), where=Judged.QUIESCENT),
+                Kind.LIVENESS, per_topic_with_judge(deletion_queues_empty_when_quiescent), where=Judged.QUIESCENT),
 )

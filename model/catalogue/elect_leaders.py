@@ -33,7 +33,7 @@ from kcm.model.actions import ControllerProcessEvent, ZkConnectionLoss, ZkLoseRe
 from kcm.model.catalogue import findings
 from kcm.model.catalogue.declaration import Declaration, Judged, Kind, per_topic_with_judge
 from kcm.model.catalogue.settledness import AFRESH, Judge, Settledness, settled_under_a_controller
-from kcm.model.catalogue.views import judged_partitions, registered
+from kcm.model.catalogue.views import judged_partitions, online_to, registered
 from kcm.model.cluster import (
     NONE,
     ApiError,
@@ -107,13 +107,16 @@ def _why_not(s: Cluster, a, answer: ElectLeadersAnswer, ppt: int) -> bool:
         return not s.zk.session >> a.broker & 1
     if not assigned:
         return False
-    online = ctx.live & ~ctx.shutting_down
+    # `liveBrokerIds` decides whether an unclean election is needed; the election itself counts the
+    # replicas `isReplicaOnline` holds (a replica on a failed log directory is not)
+    live = ctx.live & ~ctx.shutting_down
+    online = online_to(ctx, p)
     leader = ctx.leadership[p].leader
     isr = s.zk.partitions[p].isr
     if error is ApiError.ELECTION_NOT_NEEDED:
         if answer.election_type is ElectionType.PREFERRED:
             return leader == assigned[0]
-        return leader != NONE and bool(online >> leader & 1)
+        return leader != NONE and bool(live >> leader & 1)
     if error is ApiError.PREFERRED_LEADER_NOT_AVAILABLE:
         return answer.election_type is ElectionType.PREFERRED and (
             not online >> assigned[0] & 1 or assigned[0] not in isr)
@@ -153,15 +156,18 @@ def unclean_partition_with_live_replica_gets_leader(s: Cluster, ppt: int = 1, un
                                                     judge: Settledness = AFRESH) -> bool:
     """Settled: a partition of a topic whose `unclean.leader.election.enable` is on (`unclean`, the
     static default, or `/config/topics/<t>`) has a leader when one of its assigned replicas is
-    registered: the offline election allows an unclean leader, and switching the config on
-    elects the topic's Offline partitions (`processTopicUncleanLeaderElectionEnable`)."""
+    online, registered and not on a failed log directory: the offline election allows an unclean
+    leader among the online replicas (`isReplicaOnline`,
+    kafka@2.6.x:core/src/main/scala/kafka/controller/ControllerContext.scala lines 205-211;
+    Election.scala line 34), and switching the config on elects the topic's Offline partitions
+    (`processTopicUncleanLeaderElectionEnable`)."""
     if not settled_under_a_controller(s, judge):
         return True
     live = registered(s)
     zk = s.zk
     for p, z in judged_partitions(s, ppt):
         if (z.leader == NONE and (unclean or zk.unclean_topics >> (p // ppt) & 1)
-                and any(r in live for r in zk.assignment[p])):
+                and any(r in live and not s.brokers[r].offline_dirs >> p & 1 for r in zk.assignment[p])):
             return False
     return True
 

@@ -41,7 +41,14 @@ from kcm.model.actions import (
     ZkLoseReply,
 )
 from kcm.model.catalogue.settledness import Judge
-from kcm.model.catalogue.views import active_controllers, judged_partitions, led_partitions, registered, sent_in_step
+from kcm.model.catalogue.views import (
+    active_controllers,
+    judged_partitions,
+    led_partitions,
+    registered,
+    sent_in_step,
+    uncreated_partitions,
+)
 from kcm.model.cluster import (
     NO_REPLICA,
     NO_ZNODE,
@@ -275,6 +282,12 @@ def _offline_isr_only_stranded(cfg: ModelConfig, judge: Judge) -> Matcher:
     return matches
 
 
+def _uncreated_only_stranded(s: Cluster, a: Any, t: Cluster, trace: LazyTrace, ppt: int) -> bool:
+    """AddedPartitionsCreated: every partition it finds not created is stranded at an active
+    controller (its create applied, the resend met NODEEXISTS, no LeaderAndIsr ever sent)."""
+    return _only_stranded(t, uncreated_partitions(t, ppt))
+
+
 def _leaderless_held_new(partitions: Callable[[Cluster], Any]) -> MatcherFor:
     """OfflinePartitionWithLiveIsrGetsLeader, OfflinePartitionEventuallyOnline: after a lost reply,
     each partition without a leader and with a live ISR member (among `partitions(state)`) is held
@@ -315,7 +328,8 @@ LOST_CREATE_REPLY = Finding(
      "OfflineReplicaLeavesIsr": _offline_isr_only_stranded,
      "NoDeadLeaderAdvertised": _per_topic(_dead_leader_only_stranded),
      "DeadReplicaOnlyAsSoleIsrMember": _per_topic(_dead_isr_member_only_stranded),
-     "BrokersFollowTheLeader": _per_topic(_unfollowed_only_stranded)})
+     "BrokersFollowTheLeader": _per_topic(_unfollowed_only_stranded),
+     "AddedPartitionsCreated": _per_topic(_uncreated_only_stranded)})
 
 
 # ---- Findings 8: a shutting-down broker rejoins the ISR --------------------------------------------
@@ -867,6 +881,175 @@ ELECT_LEADERS_UNANSWERED = Finding(
     {"ElectLeadersAnswered": _built(_elect_leaders_unanswered)})
 
 
+# ---- Findings 18: a replica a reassignment is adding is not asked about its failed log directory ----
+
+def _adding_replica_on_failed_dir(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+    """OfflineDirsKnownOnceQuiescent: every replica whose failed log directory the active controller
+    does not hold in `replicasOnOfflineDirs` is one a reassignment is adding (in the partition's
+    `adding` replicas, NewReplica to the controller), and the controller holds no replica there
+    whose directory did not fail. `onBrokerLogDirFailure` asks the broker with
+    `handleStateChanges(replicasOnBrokers, OnlineReplica)`, and from NewReplica that transition sends
+    no LeaderAndIsr (kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala
+    lines 198-204; KafkaController.scala lines 325-330): the broker is never asked, never answers
+    KAFKA_STORAGE_ERROR, and the reassignment waits for a replica that cannot join the ISR until
+    the broker restarts."""
+    explained = False
+    for broker in t.brokers:
+        if not broker.active:
+            continue
+        ctx = broker.ctx
+        for p, assigned in enumerate(ctx.assignment):
+            for b in assigned:
+                failed, known = t.brokers[b].offline_dirs >> p & 1, ctx.offline_dirs[b] >> p & 1
+                if known and not failed:
+                    return False
+                if failed and not known:
+                    if b not in ctx.adding[p]:
+                        return False
+                    explained = True
+    return explained
+
+
+LOG_DIR_OF_ADDING_REPLICA = Finding(
+    18, "a replica a reassignment is adding is never asked about its failed log directory",
+    "docs/findings/log-dir-of-adding-replica.itf.json",
+    "every replica whose failed directory the active controller does not know is one a reassignment "
+    "is adding (NewReplica: onBrokerLogDirFailure's OnlineReplica transition sends it no LeaderAndIsr)",
+    {"OfflineDirsKnownOnceQuiescent": _built(_adding_replica_on_failed_dir)})
+
+
+# ---- Findings 19: a reassignment waits, until a restart, for a replica on a failed log directory ---
+
+def _behind_failed_dirs(t: Cluster, p: int) -> bool:
+    """Partition `p`'s reassignment waits for a failed log directory: a replica it is adding is
+    outside the ISR on a failed directory, or the partition has no leader and every ISR member is
+    on one (and no new replica has joined). `onPartitionReassignment` completes only once every
+    target is in the ISR (`isReassignmentComplete`,
+    kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala lines 563-567 and
+    803-812): a replica on a failed directory fetches nothing, and a partition whose last ISR
+    member is on one keeps it (an `OfflinePartition` with unclean election off elects no one) and
+    names no leader in A1's LeaderAndIsr, so the new replicas fetch from nobody. Only the broker's
+    restart, which brings the directory back and resumes the reassignment (`onBrokerStartup`),
+    ends the wait; whether the controller learnt of the failure does not matter (Findings 18 is
+    the case where it did not). A crashed replica stalls a reassignment the same way, but a dead
+    broker is never quiescent; a failed directory leaves its broker up, so the properties judge
+    the wait."""
+    zk = t.zk
+    isr = zk.partitions[p].isr if zk.partitions[p] != NO_ZNODE else ()
+    if any(t.brokers[r].offline_dirs >> p & 1 and r not in isr for r in zk.adding[p]):
+        return True
+    return (zk.partitions[p] != NO_ZNODE and zk.partitions[p].leader == NONE and bool(isr)
+            and all(t.brokers[r].offline_dirs >> p & 1 for r in isr) and not set(zk.adding[p]) & set(isr))
+
+
+def _stalled_reassignments(stalled: Callable[[Cluster, int], bool]) -> MatcherFor:
+    """ReassignmentEventuallyCompletes: every partition still requested in
+    `/admin/reassign_partitions` or being reassigned is `stalled`."""
+    def matches(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+        zk = t.zk
+        faulty = [p for p in range(len(zk.partitions)) if zk.reassign[p] or zk.adding[p] or zk.removing[p]]
+        return bool(faulty) and all(stalled(t, p) for p in faulty)
+    return lambda cfg, judge: matches
+
+
+def _stalled_requests(stalled: Callable[[Cluster, int], bool]) -> MatcherFor:
+    """AdminZnodesConsumed: the requests left are reassignments only (no preferred election, no
+    deletion), each of a `stalled` partition: the request is deleted only when the reassignment
+    completes (`removePartitionsFromReassignedPartitions`, KafkaController.scala B7)."""
+    def matches(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+        zk = t.zk
+        left = [p for p in range(len(zk.reassign)) if zk.reassign[p]]
+        return not zk.preferred and not zk.delete_topics and bool(left) and all(stalled(t, p) for p in left)
+    return lambda cfg, judge: matches
+
+
+def _stalled_new_replicas(stalled: Callable[[Cluster, int], bool]) -> MatcherFor:
+    """ReplicaStatesMatchLiveness: every assigned replica the active controller holds neither as
+    OnlineReplica nor, on a failed directory it knows, as OfflineReplica is a NewReplica a
+    reassignment is adding, of a `stalled` partition: A2 of `onPartitionReassignment` moves the
+    targets to NewReplica and only the completion, B1, moves them to OnlineReplica
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala lines 563-570)."""
+    def build(cfg: ModelConfig, judge: Judge) -> Matcher:
+        ppt = cfg.partitions
+
+        def matches(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+            faulty = False
+            for c in active_controllers(t):
+                ctx = t.brokers[c].ctx
+                for p, assigned in enumerate(ctx.assignment):
+                    if ctx.topics_to_delete >> (p // ppt) & 1:
+                        continue
+                    for r in assigned:
+                        state = ctx.replica_states[p][r]
+                        offline = ctx.offline_dirs[r] >> p & 1
+                        if state is (ReplicaState.OfflineReplica if offline else ReplicaState.OnlineReplica):
+                            continue
+                        if not (state is ReplicaState.NewReplica and r in t.zk.adding[p] and stalled(t, p)):
+                            return False
+                        faulty = True
+            return faulty
+        return matches
+    return build
+
+
+LOG_DIRS_STALL_REASSIGNMENT = Finding(
+    19, "a reassignment waits, until a restart, for a replica on a failed log directory",
+    "docs/findings/reassignment-behind-failed-dirs.itf.json",
+    "every reassignment left (with its request and its new replicas held NewReplica) is of a partition "
+    "that has a new replica outside the ISR on a failed log directory, or no leader and an ISR all on "
+    "failed log directories: isReassignmentComplete waits for every target to join the ISR",
+    {"ReassignmentEventuallyCompletes": _stalled_reassignments(_behind_failed_dirs),
+     "AdminZnodesConsumed": _stalled_requests(_behind_failed_dirs),
+     "ReplicaStatesMatchLiveness": _stalled_new_replicas(_behind_failed_dirs)})
+
+
+# ---- Findings 20: a second log-directory failure brings a known-offline replica back online ----
+
+def _known_offline_held_online(cfg: ModelConfig, judge: Judge) -> Matcher:
+    """ReplicaStatesMatchLiveness: every assigned replica the active controller does not hold as
+    the property expects is OnlineReplica though in its `replicasOnOfflineDirs`, on a directory
+    that did fail, of a broker with two failed directories or more. The broker's second failure
+    makes `onBrokerLogDirFailure` move every replica on it to OnlineReplica, the one already
+    offline too (`handleStateChanges(replicasOnBrokers, OnlineReplica)`,
+    kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala lines 325-330; the
+    table allows OfflineReplica -> OnlineReplica, ReplicaStateMachine.scala line 457); the broker
+    answers KAFKA_STORAGE_ERROR for both directories, but `processLeaderAndIsrResponseReceived`
+    takes offline only `currentOfflineReplicas.diff(previousOfflineReplicas)` (lines 1207-1215),
+    and the replica was already in the previous set: nothing moves it back to OfflineReplica
+    until the broker restarts."""
+    ppt = cfg.partitions
+
+    def matches(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
+        faulty = False
+        for c in active_controllers(t):
+            ctx = t.brokers[c].ctx
+            for p, assigned in enumerate(ctx.assignment):
+                if ctx.topics_to_delete >> (p // ppt) & 1:
+                    continue
+                for r in assigned:
+                    state = ctx.replica_states[p][r]
+                    known = ctx.offline_dirs[r] >> p & 1
+                    if state is (ReplicaState.OfflineReplica if known else ReplicaState.OnlineReplica):
+                        continue
+                    failed = t.brokers[r].offline_dirs
+                    if not (state is ReplicaState.OnlineReplica and known and failed >> p & 1
+                            and failed.bit_count() >= 2):
+                        return False
+                    faulty = True
+        return faulty
+    return matches
+
+
+SECOND_LOG_DIR_FAILURE = Finding(
+    20, "a second log-directory failure on a broker brings its known-offline replica back online in the "
+    "controller's view",
+    "docs/findings/second-log-dir-failure.itf.json",
+    "every replica the active controller holds wrongly is OnlineReplica though in its replicasOnOfflineDirs, "
+    "on a failed directory of a broker whose directories failed twice or more: the second failure's "
+    "onBrokerLogDirFailure moves it to OnlineReplica, and the answer names it as no new offline replica",
+    {"ReplicaStatesMatchLiveness": _known_offline_held_online})
+
+
 #: Every Finding a property names.
 FINDINGS: tuple[Finding, ...] = (REMOVED_REPLICA_LEADS, DELETION_DURING_REASSIGNMENT, LOST_CREATE_REPLY,
                                  SHUTTING_DOWN_REJOINS_ISR,
@@ -874,7 +1057,8 @@ FINDINGS: tuple[Finding, ...] = (REMOVED_REPLICA_LEADS, DELETION_DURING_REASSIGN
                                  REASSIGNMENT_WITHOUT_STATE_ZNODE, STALE_STOP_REPLICA_ANSWER,
                                  REASSIGNMENT_COMPLETED_WITH_DEAD_TARGETS, REBALANCE_SKIPPED_DURING_REASSIGNMENT,
                                  ADDITION_RESTORED_DURING_DELETION, ADDITION_WRITTEN_AWAY_BY_REASSIGNMENT,
-                                 ELECT_LEADERS_UNANSWERED)
+                                 ELECT_LEADERS_UNANSWERED, LOG_DIR_OF_ADDING_REPLICA,
+                                 LOG_DIRS_STALL_REASSIGNMENT, SECOND_LOG_DIR_FAILURE)
 
 
 # The configs under which 2.6 breaks a property (the conditions of `Declaration.findings`).
@@ -993,6 +1177,23 @@ def elect_leaders_unanswered(cfg: ModelConfig) -> bool:
         cfg.max_lost_acks + cfg.max_connection_losses + cfg.max_session_expiries + cfg.max_controller_moves > 0
         or cfg.max_broker_crashes + cfg.max_controlled_shutdowns >= cfg.replication_factor)
     return cold or any("elect_leaders" in run and any(kind in run for kind in deposing) for run in cfg.overlapping)
+
+
+def log_dir_failures_and_reassignments(cfg: ModelConfig) -> bool:
+    """A log directory may fail and a reassignment add a replica in one run: the directory of the
+    replica being added, or of the partition's last in-sync replica, can fail before the
+    reassignment completes."""
+    fails = cfg.max_log_dir_failures > 0
+    return _pair(cfg, fails, cfg.max_reassignments > 0, 1) or any(
+        "log_dir_failure" in run and "reassignment" in run for run in cfg.overlapping)
+
+
+def second_log_dir_failures(cfg: ModelConfig) -> bool:
+    """Two log directories of one broker may fail in one run (`max_log_dir_failures` of two or
+    more, and a run that affords two faults; an overlapping run holds each kind once): the second
+    failure brings the replica of the first back to OnlineReplica in the controller's view."""
+    return (cfg.max_log_dir_failures >= 2 and _within(cfg.max_perturbations, 2)
+            and _within(cfg.max_faults, 2))
 
 
 def reassignment_without_state_znode(cfg: ModelConfig) -> bool:

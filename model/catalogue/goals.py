@@ -4,7 +4,8 @@ A goal is met by some reachable edge (state, action, next state); the explorer f
 meets none of them (stateright's `sometimes`). Each checks that a feature the config switches on
 is exercised: a controller fails over, a partition goes offline and back, an unclean election, a
 topic deletion, a reassignment completing, a controlled shutdown moving a leader, a preferred
-election, an unclean election on demand or after unclean election is switched on. A goal whose
+election, an unclean election on demand or after unclean election is switched on, a replica taken
+offline for its failed log directory. A goal whose
 feature the config switches off (unclean election, a zero budget) or that
 needs more perturbations than the config allows is not listed (`Declaration.listed`).
 """
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from kcm.model.actions import ControllerProcessEvent
 from kcm.model.catalogue.declaration import Declaration, Kind, as_is, from_judge
 from kcm.model.catalogue.elect_leaders import requests_elections, switches_unclean_election
+from kcm.model.catalogue.log_dirs import fails_log_dirs
 from kcm.model.catalogue.settledness import Judge
 from kcm.model.cluster import NO_ZNODE, NONE, Cluster, EventKind
 from kcm.model.config import ModelConfig
@@ -71,6 +73,15 @@ def _preferred_moves_reachable(cfg: ModelConfig) -> bool:
     return bool(cfg.max_preferred_elections or cfg.max_auto_rebalances) and _two_perturbations(cfg)
 
 
+def replica_offline_on_live_broker(s: Cluster, a, t: Cluster) -> bool:
+    """An active controller's `replicasOnOfflineDirs` gains a replica of a broker that is up."""
+    if type(a) is not ControllerProcessEvent:
+        return False
+    before, after = s.brokers[a.broker].ctx.offline_dirs, t.brokers[a.broker].ctx.offline_dirs
+    return t.brokers[a.broker].active and any(
+        y & ~x and t.brokers[b].up for b, (x, y) in enumerate(zip(before, after, strict=True)))
+
+
 def unclean_election_switched_on(judge: Judge) -> Callable[[Cluster, object, Cluster], bool]:
     """Goal builder: the controller handles unclean election switched on for a topic and elects a
     leader from outside the ISR."""
@@ -106,4 +117,7 @@ DECLARATIONS: tuple[Declaration, ...] = (
     Declaration("UncleanElectionSwitchedOn",
                 "switching unclean election on elects a leader from outside the ISR for an offline partition",
                 Kind.GOAL, from_judge(unclean_election_switched_on), listed=switches_unclean_election),
+    Declaration("ReplicaOfflineOnLiveBroker",
+                "the controller takes a replica offline for its failed log directory while its broker runs",
+                Kind.GOAL, as_is(replica_offline_on_live_broker), listed=fails_log_dirs),
 )

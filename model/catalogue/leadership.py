@@ -49,7 +49,15 @@ from kcm.model.catalogue.declaration import (
     with_judge,
 )
 from kcm.model.catalogue.settledness import AFRESH, Judge, Settledness, settled_under_a_controller
-from kcm.model.catalogue.views import agreed, handled, judged_partitions, led_partitions, registered
+from kcm.model.catalogue.views import (
+    agreed,
+    handled,
+    judged_partitions,
+    led_partitions,
+    online_replicas,
+    online_to,
+    waiting_for_failed_dirs,
+)
 from kcm.model.cluster import NO_ZNODE, NONE, Cluster, Edge, Election, EventKind, bits
 from kcm.model.election import (
     controlled_shutdown_partition_leader_election,
@@ -237,12 +245,12 @@ def auto_rebalance_elects_preferred(ppt: int):
         if handled(s, a, t, EventKind.AutoPreferredReplicaLeaderElection) is None:
             return True
         ctx = s.brokers[a.broker].ctx
-        online = ctx.live & ~ctx.shutting_down
         for p, assigned in enumerate(ctx.assignment):
             if not assigned or ctx.topics_to_delete >> (p // ppt) & 1:
                 continue
             z = agreed(s, ctx, p)
             preferred = assigned[0]
+            online = online_to(ctx, p)
             if z is None or z.leader == preferred or not online >> preferred & 1 or preferred not in z.isr:
                 continue
             if t.zk.partitions[p].leader != preferred:
@@ -252,41 +260,43 @@ def auto_rebalance_elects_preferred(ppt: int):
 
 
 def no_dead_leader_advertised(s: Cluster, ppt: int = 1, judge: Settledness = AFRESH) -> bool:
-    """Settled: no partition state znode names a dead (unregistered) broker as leader. OfflineReplica
-    sets the leader to -1 when it removes the leader from the ISR (`removeReplicasFromIsr`:
-    `newLeader = if (replicaId == leader) NoLeader`)."""
+    """Settled: no partition state znode names a dead (unregistered) broker as leader, nor one whose
+    replica is on a failed log directory. OfflineReplica sets the leader to -1 when it removes the
+    leader from the ISR (`removeReplicasFromIsr`: `newLeader = if (replicaId == leader) NoLeader`)."""
     if not settled_under_a_controller(s, judge):
         return True
-    live = registered(s)
-    return all(z.leader == NONE or z.leader in live for _, z in judged_partitions(s, ppt))
+    return all(z.leader == NONE or z.leader in online_replicas(s, p) for p, z in judged_partitions(s, ppt))
 
 
 def dead_replica_only_as_sole_isr_member(s: Cluster, ppt: int = 1, judge: Settledness = AFRESH) -> bool:
-    """Settled: a dead replica is in a ZooKeeper ISR only as its sole member (KAFKA-708 keeps the
-    last member: `adjustedIsr = if (isr.size == 1) isr else isr.filter(_ != replicaId)`,
-    kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala doRemoveReplicasFromIsr)."""
+    """Settled: a dead replica, or one on a failed log directory, is in a ZooKeeper ISR only as its
+    sole member (KAFKA-708 keeps the last member: `adjustedIsr = if (isr.size == 1) isr else
+    isr.filter(_ != replicaId)`, kafka@2.6.x:core/src/main/scala/kafka/controller/ReplicaStateMachine.scala
+    doRemoveReplicasFromIsr; a failed directory's replica goes OfflineReplica through
+    `onReplicasBecomeOffline` as a dead broker's does)."""
     if not settled_under_a_controller(s, judge):
         return True
-    live = registered(s)
-    return all(len(z.isr) == 1 or all(r in live for r in z.isr) for _, z in judged_partitions(s, ppt))
+    return all(len(z.isr) == 1 or all(r in online_replicas(s, p) for r in z.isr) for p, z in judged_partitions(s, ppt))
 
 
 def offline_partition_with_live_isr_gets_leader(s: Cluster, ppt: int = 1, judge: Settledness = AFRESH) -> bool:
     """Settled: a partition without a leader has no live ISR member (else the OfflinePartition ->
     OnlinePartition election of `onReplicasBecomeOffline` / `onBrokerStartup` /
-    `partitionStateMachine.startup` would have chosen it)."""
+    `partitionStateMachine.startup` would have chosen it). A member is live when its broker is
+    registered and its replica's log directory has not failed (`isReplicaOnline`)."""
     if not settled_under_a_controller(s, judge):
         return True
-    live = registered(s)
-    return all(z.leader != NONE or not (set(z.isr) & live) for _, z in judged_partitions(s, ppt))
+    return all(z.leader != NONE or not (set(z.isr) & online_replicas(s, p)) for p, z in judged_partitions(s, ppt))
 
 
-def offline_partition_eventually_online(s: Cluster, judge: Settledness = AFRESH) -> bool:
+def offline_partition_eventually_online(s: Cluster, ppt: int = 1, judge: Settledness = AFRESH) -> bool:
+    """Quiescent: a partition with a live ISR member has a leader, but in a topic whose deletion
+    waits for a failed log directory (`waiting_for_failed_dirs`)."""
     if not judge.quiescent(s):
         return True
-    live = registered(s)
-    return all(z.leader != NONE or not (set(z.isr) & live)
-               for z in s.zk.partitions if z != NO_ZNODE)
+    waiting = waiting_for_failed_dirs(s, ppt)
+    return all(z.leader != NONE or not (set(z.isr) & online_replicas(s, p)) or waiting >> (p // ppt) & 1
+               for p, z in enumerate(s.zk.partitions) if z != NO_ZNODE)
 
 
 def believed_leaders(s: Cluster, p: int) -> list[int]:
@@ -324,12 +334,15 @@ def brokers_follow_the_leader(s: Cluster, ppt: int = 1, judge: Settledness = AFR
     are stopped on purpose. A replica outside the assignment has no leader to follow: what an
     operator expects of it is that the controller stops and deletes it (StopReplica with
     delete=true: ReassignmentDeletesRemovedReplicas, DeletedTopicLeavesNoReplica) and that it does
-    not believe it leads (AtMostOneBelievedLeaderAfterQuiescence)."""
+    not believe it leads (AtMostOneBelievedLeaderAfterQuiescence). A replica on a failed log
+    directory takes no LeaderAndIsr (KAFKA_STORAGE_ERROR) and follows no one until its broker restarts."""
     if not judge.quiescent(s):
         return True
     zk = s.zk
     for p, z in led_partitions(zk, ppt):
         for b in zk.assignment[p]:
+            if s.brokers[b].offline_dirs >> p & 1:
+                continue
             r = s.brokers[b].replicas[p]
             if r.leader != z.leader or r.leader_epoch != z.leader_epoch or r.stopped:
                 return False
@@ -427,7 +440,7 @@ DECLARATIONS: tuple[Declaration, ...] = (
     Declaration("OfflinePartitionEventuallyOnline",
                 "with every broker up and nothing left to heal, a partition with a registered ISR member "
                 "has a leader",
-                Kind.LIVENESS, with_judge(offline_partition_eventually_online), where=Judged.QUIESCENT,
+                Kind.LIVENESS, per_topic_with_judge(offline_partition_eventually_online), where=Judged.QUIESCENT,
                 findings=((findings.REASSIGNMENT_WITHOUT_STATE_ZNODE, findings.reassignment_without_state_znode),
                           (findings.DELETION_DURING_REASSIGNMENT, findings.deletions_and_reassignments),
                           (findings.LOST_CREATE_REPLY, findings.lost_create_replies),

@@ -34,7 +34,8 @@ from typing import Any
 from kcm.model.catalogue import findings
 from kcm.model.catalogue.declaration import Declaration, Judged, Kind, Part, per_topic, per_topic_with_judge
 from kcm.model.catalogue.settledness import AFRESH, Settledness
-from kcm.model.cluster import NO_ZNODE, Cluster
+from kcm.model.catalogue.views import uncreated_partitions
+from kcm.model.cluster import Cluster
 from kcm.model.config import ModelConfig
 
 
@@ -63,19 +64,8 @@ def partition_count_never_decreases(ppt: int) -> Callable[[Cluster, Any, Cluster
 def added_partitions_created(s: Cluster, ppt: int, judge: Settledness = AFRESH) -> bool:
     """Quiescent: every assigned partition of a topic not queued for deletion (`/admin/delete_topics`)
     has a state znode whose leader is one of its assigned replicas, and every assigned replica
-    holds that znode's leader epoch."""
-    if not judge.quiescent(s):
-        return True
-    zk = s.zk
-    for p, replicas in enumerate(zk.assignment):
-        if not replicas or zk.delete_topics >> (p // ppt) & 1:
-            continue
-        z = zk.partitions[p]
-        if z == NO_ZNODE or z.leader not in replicas:
-            return False
-        if any(s.brokers[b].replicas[p].leader_epoch != z.leader_epoch for b in replicas):
-            return False
-    return True
+    holds that znode's leader epoch (`uncreated_partitions` is empty)."""
+    return not judge.quiescent(s) or not uncreated_partitions(s, ppt)
 
 
 DECLARATIONS: tuple[Declaration, ...] = (
@@ -89,5 +79,6 @@ DECLARATIONS: tuple[Declaration, ...] = (
                 "once quiescent, every assigned partition of a topic not being deleted, added ones included, "
                 "has a leader among its replicas, and each replica follows it",
                 Kind.LIVENESS, per_topic_with_judge(added_partitions_created), where=Judged.QUIESCENT,
-                listed=_adds_partitions),
+                listed=_adds_partitions,
+                findings=((findings.LOST_CREATE_REPLY, findings.lost_create_replies),)),
 )

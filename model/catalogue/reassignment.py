@@ -121,5 +121,6 @@ DECLARATIONS: tuple[Declaration, ...] = (
                 "once quiescent, no reassignment is requested or under way",
                 Kind.LIVENESS, with_judge(reassignment_eventually_completes), where=Judged.QUIESCENT,
                 findings=((findings.REASSIGNMENT_WITHOUT_STATE_ZNODE, findings.reassignment_without_state_znode),
-                          (findings.DELETION_DURING_REASSIGNMENT, findings.deletions_and_reassignments))),
+                          (findings.DELETION_DURING_REASSIGNMENT, findings.deletions_and_reassignments),
+                          (findings.LOG_DIRS_STALL_REASSIGNMENT, findings.log_dir_failures_and_reassignments))),
 )

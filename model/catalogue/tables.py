@@ -96,11 +96,13 @@ def failed_broker_replicas_offline(ppt: int):
 
 def replica_states_match_liveness(s: Cluster, ppt: int = 1, judge: Settledness = AFRESH) -> bool:
     """Quiescent (every broker up): the active controller holds every assigned replica of a topic
-    not queued for deletion as OnlineReplica. A broker's failure moves its replicas to
-    OfflineReplica and its startup back to OnlineReplica; a reassignment's new replicas go
-    NewReplica -> OnlineReplica (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala
-    onBrokerFailure / onReplicasBecomeOffline, onBrokerStartup, onPartitionReassignment;
-    ReplicaStateMachine.scala startup)."""
+    not queued for deletion as OnlineReplica, or as OfflineReplica when its log directory failed
+    (in `replicasOnOfflineDirs`). A broker's failure moves its replicas to OfflineReplica and its
+    startup back to OnlineReplica; a log directory's failure moves its replica to OfflineReplica;
+    a reassignment's new replicas go NewReplica -> OnlineReplica
+    (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala onBrokerFailure /
+    onReplicasBecomeOffline, processLeaderAndIsrResponseReceived, onBrokerStartup,
+    onPartitionReassignment; ReplicaStateMachine.scala startup)."""
     if not judge.quiescent(s):
         return True
     for b in active_controllers(s):
@@ -108,8 +110,11 @@ def replica_states_match_liveness(s: Cluster, ppt: int = 1, judge: Settledness =
         for p, assigned in enumerate(ctx.assignment):
             if ctx.topics_to_delete >> (p // ppt) & 1:
                 continue
-            if any(ctx.replica_states[p][r] is not ReplicaState.OnlineReplica for r in assigned):
-                return False
+            for r in assigned:
+                expected = (ReplicaState.OfflineReplica if ctx.offline_dirs[r] >> p & 1
+                            else ReplicaState.OnlineReplica)
+                if ctx.replica_states[p][r] is not expected:
+                    return False
     return True
 
 
@@ -146,9 +151,12 @@ DECLARATIONS: tuple[Declaration, ...] = (
                 "a replica's state changes only by a transition the replica table allows",
                 Kind.TRANSITION, _replica_transitions_valid, judges=CONTROLLER_EVENTS),
     Declaration("ReplicaStatesMatchLiveness",
-                "once quiescent, the active controller holds every assigned replica of a live topic as OnlineReplica",
+                "once quiescent, the active controller holds every assigned replica of a live topic as OnlineReplica, "
+                "or OfflineReplica on a failed log directory",
                 Kind.LIVENESS, per_topic_with_judge(replica_states_match_liveness), where=Judged.QUIESCENT,
-                findings=((findings.REASSIGNMENT_WITHOUT_STATE_ZNODE, findings.reassignment_without_state_znode),)),
+                findings=((findings.REASSIGNMENT_WITHOUT_STATE_ZNODE, findings.reassignment_without_state_znode),
+                          (findings.LOG_DIRS_STALL_REASSIGNMENT, findings.log_dir_failures_and_reassignments),
+                          (findings.SECOND_LOG_DIR_FAILURE, findings.second_log_dir_failures))),
     Declaration("RemovedReplicasForgotten",
                 "once settled, the controller holds no state for a replica outside the assignment",
                 Kind.LIVENESS, with_judge(removed_replicas_forgotten), where=Judged.SETTLED),

@@ -30,6 +30,38 @@ def registered(s: Cluster) -> set[int]:
     return {b for b, e in enumerate(s.zk.broker_epochs) if e}
 
 
+def online_replicas(s: Cluster, p: int) -> set[int]:
+    """The registered brokers whose replica of `p` is not on a failed log directory: the replicas
+    of `p` that can lead or join its ISR."""
+    return {b for b, e in enumerate(s.zk.broker_epochs) if e and not s.brokers[b].offline_dirs >> p & 1}
+
+
+def waiting_for_failed_dirs(s: Cluster, ppt: int) -> int:
+    """The topics queued for deletion (`/admin/delete_topics`) with a replica on a failed log
+    directory: Kafka 2.6 holds their deletion until that broker restarts, as it does for a dead
+    broker (the replica is not online, so the topic is ineligible, and its StopReplica is
+    answered KAFKA_STORAGE_ERROR; kafka@2.6.x:core/src/main/scala/kafka/controller/
+    TopicDeletionManager.scala `onPartitionDeletion`, lines 289-300; deletion resumes in
+    `onBrokerStartup`). The quiescent properties about deletion leave them out, as they leave a
+    dead broker's topics to its restart."""
+    mask = 0
+    for p, assigned in enumerate(s.zk.assignment):
+        t = p // ppt
+        if s.zk.delete_topics >> t & 1 and any(s.brokers[b].offline_dirs >> p & 1 for b in assigned):
+            mask |= 1 << t
+    return mask
+
+
+def online_to(ctx: Context, p: int) -> int:
+    """The brokers whose replica of `p` controller context `ctx` holds online (`isReplicaOnline`):
+    live, not shutting down, not in `replicasOnOfflineDirs`."""
+    offline = 0
+    for b, dirs in enumerate(ctx.offline_dirs):
+        if dirs >> p & 1:
+            offline |= 1 << b
+    return ctx.live & ~ctx.shutting_down & ~offline
+
+
 def active_controllers(s: Cluster) -> list[int]:
     """The brokers whose controller module is active."""
     return [b for b, br in enumerate(s.brokers) if br.active]
@@ -88,3 +120,25 @@ def agreed(s: Cluster, ctx: Context, p: int) -> PartitionZnode | None:
     if z == NO_ZNODE or c == NO_ZNODE or z.leader != c.leader or z.isr != c.isr:
         return None
     return z
+
+
+def uncreated_partitions(s: Cluster, ppt: int) -> set[int]:
+    """The assigned partitions of topics not queued for deletion (`/admin/delete_topics`) that are
+    not created as an operator expects: without a state znode, or led by a broker outside their
+    assignment, or with an assigned replica that does not hold the znode's leader epoch. A replica
+    on a failed log directory takes no LeaderAndIsr, and a partition whose ISR is only such
+    replicas has no leader (`isReplicaOnline`)."""
+    zk = s.zk
+    out = set()
+    for p, replicas in enumerate(zk.assignment):
+        if not replicas or zk.delete_topics >> (p // ppt) & 1:
+            continue
+        z = zk.partitions[p]
+        if z == NO_ZNODE:
+            out.add(p)
+            continue
+        failed = [b for b in replicas if s.brokers[b].offline_dirs >> p & 1]
+        if ((z.leader not in replicas and not (z.leader == NONE and set(z.isr) <= set(failed)))
+                or any(s.brokers[b].replicas[p].leader_epoch != z.leader_epoch for b in replicas if b not in failed)):
+            out.add(p)
+    return out

@@ -78,12 +78,12 @@ _KNOWN_FIELDS: dict[Any, tuple[str, ...]] = {
     Cluster: ("zk", "brokers", "net"),
     Zk: ("session", "controller", "controller_epoch", "broker_epochs", "incarnations", "assignment", "adding",
          "removing", "partitions", "reassign", "preferred", "delete_topics", "isr_changes", "watches",
-         "unclean_topics"),
+         "unclean_topics", "log_dir_events"),
     Broker: ("up", "connected", "epoch", "active", "ctx", "queue", "controller_epoch", "metadata_epoch",
-             "metadata_controller", "replicas", "shutdown", "shutdown_tries"),
+             "metadata_controller", "replicas", "shutdown", "shutdown_tries", "offline_dirs"),
     Context: ("epoch", "live", "broker_epochs", "shutting_down", "assignment", "adding", "removing", "reassigning",
               "leadership", "partition_states", "replica_states", "topics_to_delete", "topics_ineligible",
-              "topics_deletion_started", "channel"),
+              "topics_deletion_started", "channel", "offline_dirs"),
     Event: ("kind", "a", "b"),
     Request: ("kind", "controller_id", "controller_epoch", "broker_epoch", "partitions"),
     PartitionZnode: ("leader", "leader_epoch", "isr", "controller_epoch", "version"),
@@ -138,7 +138,7 @@ def _context(c: Context) -> tuple:
     return (c.epoch, c.live, c.broker_epochs, c.shutting_down, c.assignment, c.adding, c.removing,
             c.reassigning, tuple(map(_znode, c.leadership)), tuple(map(int, c.partition_states)),
             tuple(tuple(map(int, r)) for r in c.replica_states),
-            c.topics_to_delete, c.topics_ineligible, c.topics_deletion_started, c.channel)
+            c.topics_to_delete, c.topics_ineligible, c.topics_deletion_started, c.channel, c.offline_dirs)
 
 
 def _event(e: Event) -> tuple:
@@ -149,7 +149,7 @@ def _broker_with(b: Broker, ctx) -> tuple:
     """A broker's fields as plain values, its context given as `ctx`."""
     return (b.up, b.connected, b.epoch, b.active, ctx, tuple(map(_event, b.queue)),
             b.controller_epoch, b.metadata_epoch, b.metadata_controller, tuple(map(_replica, b.replicas)),
-            int(b.shutdown), b.shutdown_tries)
+            int(b.shutdown), b.shutdown_tries, b.offline_dirs)
 
 
 def _broker(b: Broker) -> tuple:
@@ -166,7 +166,7 @@ def _broker_parts(b: Broker) -> tuple:
 def _zk(z: Zk) -> tuple:
     return (z.session, z.controller, z.controller_epoch, z.broker_epochs, z.incarnations, z.assignment,
             z.adding, z.removing, tuple(map(_znode, z.partitions)), z.reassign, z.preferred,
-            z.delete_topics, z.isr_changes, z.watches, z.unclean_topics)
+            z.delete_topics, z.isr_changes, z.watches, z.unclean_topics, z.log_dir_events)
 
 
 def _queue(q: tuple) -> tuple:
@@ -234,7 +234,7 @@ def _context_of(t) -> Context:
     ps, rs = _PARTITION_STATE, _REPLICA_STATE
     return _new(Context, (t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], tuple(map(_znode_of, t[8])),
                           tuple([ps[x] for x in t[9]]), tuple([tuple([rs[x] for x in r]) for r in t[10]]),
-                          t[11], t[12], t[13], t[14]))
+                          t[11], t[12], t[13], t[14], t[15]))
 
 
 def _event_of(t) -> Event:
@@ -244,7 +244,7 @@ def _event_of(t) -> Event:
 def _broker_from(t, ctx: Context) -> Broker:
     """The broker of the plain fields `t`, with the context `ctx` already decoded."""
     return _new(Broker, (t[0], t[1], t[2], t[3], ctx, tuple(map(_event_of, t[5])),
-                         t[6], t[7], t[8], tuple(map(_replica_of, t[9])), _SHUTDOWN[t[10]], t[11]))
+                         t[6], t[7], t[8], tuple(map(_replica_of, t[9])), _SHUTDOWN[t[10]], t[11], t[12]))
 
 
 def _broker_of(t) -> Broker:
@@ -259,7 +259,7 @@ def _broker_of_parts(t) -> tuple[Broker, bytes]:
 
 def _zk_of(t) -> Zk:
     return _new(Zk, (t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], tuple(map(_znode_of, t[8])), t[9],
-                     t[10], t[11], t[12], t[13], t[14]))
+                     t[10], t[11], t[12], t[13], t[14], t[15]))
 
 
 def _queue_of(t) -> tuple:

@@ -3,7 +3,8 @@ the `Cluster` each group of actions may read and write, in any state.
 
 Components: `("zk",)` (all of ZooKeeper), per broker `b` its life `("life", b)` (`up`,
 `connected`, `epoch`), its controller module `("ctl", b)` (`active`, `ctx`, `shutdown`,
-`shutdown_tries`), its event queue `("q", b)`, its replica manager's replicas `("rm", b)` and its
+`shutdown_tries`), its event queue `("q", b)`, its replica manager's replicas and failed log
+directories `("rm", b)` and its
 epochs of the last controller and metadata seen `("meta", b)` (`controller_epoch`,
 `metadata_epoch`, `metadata_controller`); per channel `("net", c, d)`; `("spent",)` and
 `("ghost",)`. (`scenario` is never written.) Three more names serve the enabling sets only and
@@ -13,7 +14,7 @@ channels (nothing reads it; a delivery not yet queued needs it).
 
 Groups, derived from the code of each action (model/spec.py, its guards and `_EFFECTS`;
 model/broker.py; model/world.py; the controller modules), each an over-approximation. The family
-of each kind (`cpe`, `broker`, `deliver`, `leader`, `admin`) is declared with the kind
+of each kind (`cpe`, `broker`, `deliver`, `leader`, `logdir`, `admin`) is declared with the kind
 (model/actions.py `KINDS`):
 
 - `("cpe", b)`: `ControllerProcessEvent`, `ZkLoseReply`, `ZkConnectionLoss` of `b`, and
@@ -29,12 +30,14 @@ of each kind (`cpe`, `broker`, `deliver`, `leader`, `admin`) is declared with th
   replica manager after reading `d`'s epoch, and may answer a StopReplica with deletions by
   enqueueing at `c` after reading `c`'s context (model/broker.py `deliver`).
   `("deliver-plain", c, d)`: the same action when the request at the head of the channel carries
-  no deletion: it neither reads `c`'s context nor enqueues anything. `("deliver-meta", c, d)`: an
-  UpdateMetadata at the head, which touches `d`'s epochs only, never its replicas. The group of a
-  delivery (and of a controller event) thus depends on the state; this is sound because the
-  variants are action classes whose guards read the head of the channel (queue), and every action
-  that changes the head writes that channel (queue), so it enables or disables them as the
-  closure expects.
+  no deletion: it neither reads `c`'s context nor enqueues anything (a LeaderAndIsr to a broker
+  with a failed log directory is a `deliver`: a storage error answers it with an event at `c`).
+  `("deliver-meta", c, d)`: an UpdateMetadata at the head, which touches `d`'s epochs only, never
+  its replicas. The group of a delivery (and of a controller event) thus depends on the state;
+  this is sound because the variants are action classes whose guards read the head of the
+  channel (queue) and the receiver's failed log directories, and every action that changes the
+  head writes that channel (queue), and every one that fails a directory the receiver's replica
+  manager, so it enables or disables them as the closure expects.
 - `("leader", b, p)`: `LeaderShrinkIsr` / `LeaderExpandIsr` of leader `b` on partition `p`: a
   conditional write of the partition state (firing watches), `b`'s replica, the budgets; its guard
   reads the followers' replicas and lives, and with KIP-841 the controller's context.
@@ -42,6 +45,9 @@ of each kind (`cpe`, `broker`, `deliver`, `leader`, `admin`) is declared with th
   `BrokerRequestControlledShutdown`, `BrokerShutdown`, `SchedulerAutoRebalance` of `b`: its life,
   module, queue, replicas and channels, ZooKeeper, any queue (watches, the shutdown request at the
   controller) and any module (a crash fails the pending shutdowns of requesters).
+- `("logdir", b)`: `BrokerFailLogDir` of `b`: its replicas and failed directories, ZooKeeper
+  (the notification znode, firing the controller's watch, so any queue), the budgets; its guard
+  reads `b`'s life and session and its replicas.
 - `("admin",)`: every admin action: ZooKeeper, the budgets, any queue; switching unclean election
   on also reads which controller modules are active.
 
@@ -52,7 +58,7 @@ Enabling sets (`enablers`): for a group with no enabled action, components one o
 change first, read off a false conjunct of each of its actions' guards; budgets are only ever
 spent, so an action whose budget is gone never comes back and needs nothing.
 
-The tests check, on every reachable state of `tiny`, `zkfaults` and `elect`, the writes (`components`
+The tests check, on every reachable state of `tiny`, `zkfaults`, `elect` and `logdir`, the writes (`components`
 below), the commutation of every two enabled actions of independent groups, and that every step
 enabling a group writes one of its enabling components (tests/model/test_footprints.py).
 """
@@ -91,8 +97,11 @@ _LIFE_EVENTS = frozenset({EventKind.Expire, EventKind.RegisterBrokerAndReelect})
 SESSION, CONTROLLER = ("zk", "session"), ("zk", "controller")
 
 
-def _variant(head) -> str:
-    """The delivery group of the request at the head of a channel."""
+def _variant(head, offline_dirs: int) -> str:
+    """The delivery group of the request at the head of a channel to a broker whose failed log
+    directories are `offline_dirs`."""
+    if head.kind is RequestKind.LeaderAndIsr and offline_dirs:
+        return "deliver"  # a storage error may answer it: an event at the sender
     if head.kind is RequestKind.UpdateMetadata:
         return "deliver-meta"
     if head.kind is RequestKind.StopReplica and any(part.delete for part in head.partitions):
@@ -104,7 +113,8 @@ def group_of(state: Cluster, action) -> tuple:
     """The group of an action in `state` (see the module docstring)."""
     family = _FAMILY.get(type(action))
     if family == "deliver":
-        return (_variant(state.net[action.src * len(state.brokers) + action.dst][0]), action.src, action.dst)
+        head = state.net[action.src * len(state.brokers) + action.dst][0]
+        return (_variant(head, state.brokers[action.dst].offline_dirs), action.src, action.dst)
     if family == "cpe":
         head = state.brokers[action.broker].queue[0].kind
         return ("cpe-life" if head in _LIFE_EVENTS else "cpe", action.broker)
@@ -112,6 +122,8 @@ def group_of(state: Cluster, action) -> tuple:
         return ("leader", action.broker, action.partition)
     if family == "broker":
         return ("broker", action.broker)
+    if family == "logdir":
+        return ("logdir", action.broker)
     if family == "admin":
         return ("admin",)
     raise TypeError(f"not an action: {action!r}")
@@ -150,6 +162,8 @@ def groups(cfg: ModelConfig) -> dict[Hashable, Footprint]:
         for p in range(np_):
             w = frozenset({ZK, ("rm", b), SPENT} | queues)
             out[("leader", b, p)] = Footprint(w | rms | life | ctl | budget_reads, w)
+        w = frozenset({ZK, ("rm", b), SPENT} | queues)
+        out[("logdir", b)] = Footprint(w | {("life", b), SESSION} | budget_reads, w)
     w = frozenset({ZK, CONTROLLER, SPENT} | queues)
     # Switching unclean election on queues the event at the brokers whose module is active.
     switches = cfg.max_unclean_election_enables > 0 or any("unclean_election_enable" in run for run in cfg.overlapping)
@@ -167,7 +181,7 @@ def components(state: Cluster) -> dict[tuple, object]:
         out[("ctl", b)] = (br.active, br.ctx, br.shutdown, br.shutdown_tries)
         out[("q", b)] = br.queue
         out[("meta", b)] = (br.controller_epoch, br.metadata_epoch, br.metadata_controller)
-        out[("rm", b)] = br.replicas
+        out[("rm", b)] = (br.replicas, br.offline_dirs)
     for c in range(n):
         for d in range(n):
             out[("net", c, d)] = state.net[c * n + d]
@@ -240,9 +254,11 @@ def enablers(cfg: ModelConfig, tables: Tables | None = None):
             c, d = g[1], g[2]
             if not state.brokers[d].up:
                 return frozenset({("life", d)})
-            if any(_variant(r) == kind for r in state.net[c * cfg.brokers + d]):
-                return frozenset({("net", c, d)})
-            return frozenset({("send", c)})  # none queued: the sender must send one
+            # a failed directory at d turns a queued LeaderAndIsr into a `deliver`
+            changes_variant = {("rm", d)} if kind == "deliver" else set()
+            if any(_variant(r, state.brokers[d].offline_dirs) == kind for r in state.net[c * cfg.brokers + d]):
+                return frozenset({("net", c, d)} | changes_variant)
+            return frozenset({("send", c)} | changes_variant)  # none queued: the sender must send one
         if state.scenario:
             return None
         # A run from the cold start: budgets are only ever spent, so an action whose budget is
@@ -252,6 +268,9 @@ def enablers(cfg: ModelConfig, tables: Tables | None = None):
             return _broker_nes(state, g[1], left)
         if kind == "admin":  # an admin budget left, and ZooKeeper as the operation needs it
             return frozenset({ZK} if any(left[x] for x in ADMIN_GROUP_BUDGETS) else ())
+        if kind == "logdir":  # a budget left, the broker up with its session, a replica to fail
+            b = g[1]
+            return frozenset({("life", b), SESSION, ("rm", b)} if left[Budget.LOG_DIR_FAILURES] else ())
         return _leader_nes(cfg, state, g[1], g[2], left[Budget.LEADER_ISR_SHRINKS], kip841, ctl)
 
     return nes

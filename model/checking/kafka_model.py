@@ -270,6 +270,7 @@ def state_fields(s: Cluster) -> dict:
         "zk.delete_topics": _set(zk.delete_topics), "zk.isr_changes": _set(zk.isr_changes),
         "zk.watches": tuple(_set(w) for w in zk.watches),
         "zk.unclean_topics": _set(zk.unclean_topics),
+        "zk.log_dir_events": _set(zk.log_dir_events),
     }
     for b, br in enumerate(s.brokers):
         c = br.ctx
@@ -279,13 +280,15 @@ def state_fields(s: Cluster) -> dict:
             "controller_epoch": br.controller_epoch, "metadata_epoch": br.metadata_epoch,
             "metadata_controller": br.metadata_controller,
             "replicas": tuple(r._asdict() for r in br.replicas), "shutdown": br.shutdown.name,
+            "offline_dirs": _set(br.offline_dirs),
             "ctx": {"epoch": c.epoch, "live": _set(c.live), "broker_epochs": c.broker_epochs,
                     "shutting_down": _set(c.shutting_down), "assignment": c.assignment,
                     "leadership": tuple(None if z == NO_ZNODE else (z.leader, z.leader_epoch, z.isr)
                                         for z in c.leadership),
                     "partition_states": tuple(x.name for x in c.partition_states),
                     "replica_states": tuple(tuple(x.name for x in r) for r in c.replica_states),
-                    "topics_to_delete": _set(c.topics_to_delete), "channel": _set(c.channel)},
+                    "topics_to_delete": _set(c.topics_to_delete), "channel": _set(c.channel),
+                    "offline_dirs": tuple(_set(d) for d in c.offline_dirs)},
         }
     n = len(s.brokers)
     out["net"] = {f"{c}->{d}": tuple(f"{r.kind.name}(c{r.controller_id},e{r.controller_epoch},be{r.broker_epoch})"

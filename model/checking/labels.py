@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from kcm.model.actions import ControllerProcessEvent, NetworkDeliver, ZkConnectionLoss, ZkLoseReply
-from kcm.model.cluster import NONE, Cluster, ElectionType, Event, EventKind, Request, RequestKind, bits
+from kcm.model.cluster import FAILED_SHIFT, NONE, Cluster, ElectionType, Event, EventKind, Request, RequestKind, bits
 
 #: What each action that processes the head of a controller queue adds after the event's name.
 _PROCESSES = {
@@ -61,8 +61,12 @@ def event_text(event: Event) -> str:
     if event.kind in (EventKind.TopicUncleanLeaderElectionEnable, EventKind.PartitionModifications):
         return f"{name}(topic={event.a})"
     if event.kind is EventKind.TopicDeletionStopReplicaResponseReceived:
-        partitions = ", ".join(map(str, bits(event.b))) if event.b >= 0 else "per-partition errors"
-        return f"{name}(replicaId={event.a}, partitions {{{partitions}}})"
+        partitions = ", ".join(map(str, bits(event.b & ((1 << FAILED_SHIFT) - 1))))
+        failed = bits(event.b >> FAILED_SHIFT)
+        errors = f", KAFKA_STORAGE_ERROR {{{', '.join(map(str, failed))}}}" if failed else ""
+        return f"{name}(replicaId={event.a}, partitions {{{partitions}}}{errors})"
+    if event.kind is EventKind.LeaderAndIsrResponseReceived:
+        return f"{name}(brokerId={event.a}, KAFKA_STORAGE_ERROR {{{', '.join(map(str, bits(event.b)))}}})"
     return name if event.a == NONE else f"{name}({event.a},{event.b})"
 
 

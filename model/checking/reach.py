@@ -287,6 +287,7 @@ _UNLISTED = {
                               "a preferred election or auto rebalance and a second perturbation",
     "UncleanElectionOnDemand": "no ElectLeaders request in the budget",
     "UncleanElectionSwitchedOn": "unclean election is not switched on at run time in the budget",
+    "ReplicaOfflineOnLiveBroker": "no log-directory failure in the budget",
 }
 
 

@@ -81,6 +81,8 @@ _A_IS_BROKER = {
     EventKind.TopicChange: False,
     EventKind.PartitionModifications: False,  # a = a topic
     EventKind.TopicUncleanLeaderElectionEnable: False,  # a = a topic
+    EventKind.LogDirEventNotification: False,
+    EventKind.LeaderAndIsrResponseReceived: True,  # a = the broker that answered
 }
 if set(_A_IS_BROKER) != set(EventKind):
     raise AssertionError(f"classify {sorted(k.name for k in set(EventKind) - set(_A_IS_BROKER))} in _A_IS_BROKER")
@@ -189,6 +191,7 @@ def _zk(zk: Zk, r: _Renaming) -> Zk:
         isr_changes=zk.isr_changes,
         watches=_reindex(zk.watches, inv),
         unclean_topics=zk.unclean_topics,
+        log_dir_events=_mask(zk.log_dir_events, pi),
     )
     return out
 
@@ -208,7 +211,8 @@ def _ctx(c: Context, r: _Renaming) -> Context:
         leadership=tuple([_znode(z, r) for z in c.leadership]), partition_states=c.partition_states,
         replica_states=tuple([_reindex(x, inv) for x in c.replica_states]),
         topics_to_delete=c.topics_to_delete, topics_ineligible=c.topics_ineligible,
-        topics_deletion_started=c.topics_deletion_started, channel=_mask(c.channel, pi))
+        topics_deletion_started=c.topics_deletion_started, channel=_mask(c.channel, pi),
+        offline_dirs=_reindex(c.offline_dirs, inv))
     return out
 
 

@@ -330,7 +330,7 @@ def test_a_mutant_that_no_longer_reaches_a_known_2_6_violation_is_killed(mutants
     cfgs = [("m-reassign", config.load(None, REPO / "bench/mutation/m-reassign.toml")[1])]
     bases = M.baselines(cfgs, M.Budget())
     assert bases[0].known == frozenset()
-    m = next(x for x in mutants if x.id == "controller:153:delete-effect:0")   # survives every property
+    m = next(x for x in mutants if x.id == "controller:161:delete-effect:0")   # survives every property
     assert M.run_mutant(m, cfgs, bases, M.Budget()).status == M.SURVIVED
     claimed = [dataclasses.replace(bases[0], known=frozenset({"NoShuttingDownJoinsIsr"}))]
     o = M.run_mutant(m, cfgs, claimed, M.Budget())

@@ -16,7 +16,7 @@ from kcm.checker.mutation import triage as T
 from kcm.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
-SURVIVOR = "controller:153:delete-effect:0"   # survives on m-reassign in a few seconds
+SURVIVOR = "controller:161:delete-effect:0"   # survives on m-reassign in a few seconds
 
 
 @pytest.fixture(scope="module")

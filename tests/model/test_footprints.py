@@ -52,7 +52,8 @@ def _reachable(model: KafkaModel) -> list:
     return out
 
 
-@pytest.mark.parametrize("preset, states", [("tiny", 20_588), ("zkfaults", 21_555), ("elect", 16_198)])
+@pytest.mark.parametrize("preset, states", [("tiny", 20_588), ("zkfaults", 21_555), ("elect", 16_198),
+                                            ("logdir", 17_495)])
 def test_footprints_cover_every_write_and_independent_actions_commute(preset, states):
     cfg = load_preset(preset)
     model = KafkaModel(cfg, symmetry=False)
@@ -84,7 +85,7 @@ def test_footprints_cover_every_write_and_independent_actions_commute(preset, st
     assert pairs > 0  # the check is not vacuous
 
 
-@pytest.mark.parametrize("preset", ["tiny", "zkfaults", "elect"])
+@pytest.mark.parametrize("preset", ["tiny", "zkfaults", "elect", "logdir"])
 def test_enabling_sets_are_necessary(preset):
     """Every step that enables a group with no enabled action writes a component of each of the
     group's enabling sets (the one-step form: with each set read off a false conjunct of the
@@ -117,7 +118,7 @@ def test_enabling_sets_are_necessary(preset):
     assert checked > 0
 
 
-@pytest.mark.parametrize("preset", ["tiny", "zkfaults", "elect"] + [f"v{i}" for i in range(1, 14)])
+@pytest.mark.parametrize("preset", ["tiny", "zkfaults", "elect", "logdir"] + [f"v{i}" for i in range(1, 14)])
 def test_por_keeps_verdict_and_violated_property(preset):
     """Every variant is still caught with POR on, by the same property, and every small preset
     still passes. (`default`, `deep`, `four`, `large` and `l1` are too big for a test and are

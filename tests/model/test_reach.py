@@ -61,6 +61,7 @@ def test_tiny_reaches_at_most_11_edges_and_says_why_not_the_others() -> None:
                                    "away: a preferred election or auto rebalance and a second perturbation"),
         ("UncleanElectionOnDemand", "not checked: no ElectLeaders request in the budget"),
         ("UncleanElectionSwitchedOn", "not checked: unclean election is not switched on at run time in the budget"),
+        ("ReplicaOfflineOnLiveBroker", "not checked: no log-directory failure in the budget"),
     ]
     assert (initial_states(cfg), perturbations_per_run(cfg)) == (2, (2,))
 

@@ -41,7 +41,14 @@ def test_the_shipped_grids_and_their_scope_counts():
     assert [list(run) for run in three.config().overlapping] == [["leader_isr_shrink", "controlled_shutdown"]]
     creation = next(s for s in gate.scopes if s.name == "b2-rf2-p1-delete+create-cold").config()
     assert (creation.topics, creation.initial_topics, creation.max_topic_creations) == (2, 1, 1)
-    assert len(grid.load("nightly").scopes) == 1716
+    nightly = grid.load("nightly")
+    assert (nightly.version, len(nightly.scopes)) == (2, 1816)
+    # Partition additions and log-directory failures, each with every kind: 25 pairs, RF 1 and 2,
+    # both starts.
+    assert sum(1 for s in nightly.scopes if s.name.startswith("b2-")
+               and {"addparts", "logdir"} & set(s.name.split("-")[3].split("+"))) == 100
+    addition = next(s for s in nightly.scopes if s.name == "b2-rf2-p2-crash+addparts-cold").config()
+    assert (addition.partitions, addition.created_partitions, addition.max_partition_additions) == (2, 1, 1)
 
 
 def test_deep_is_the_union_of_its_pair_runs():

@@ -88,7 +88,8 @@ def test_roles_and_healing() -> None:
 def test_every_kind_has_a_guard_an_effect_and_a_group() -> None:
     broker_guarded = [k for k, _ in spec._BROKER_GUARDS]
     admin_guarded = [k for k, _ in spec._ADMIN_GUARDS]
-    guarded = broker_guarded + admin_guarded + list(spec._LEADER_KINDS) + [actions.NetworkDeliver]
+    guarded = (broker_guarded + admin_guarded + list(spec._LEADER_KINDS) + list(spec._LOG_DIR_KINDS)
+               + [actions.NetworkDeliver])
     assert sorted(c.__name__ for c in guarded) == sorted(c.__name__ for c in ALL_ACTIONS)
     assert set(spec._EFFECTS) == set(ALL_ACTIONS)
     assert set(footprints._FAMILY) == set(ALL_ACTIONS)
@@ -118,4 +119,5 @@ def test_a_kind_left_out_fails_the_checks(monkeypatch) -> None:
 
 def test_the_renaming_classifies_every_controller_event() -> None:
     assert set(symmetry._A_IS_BROKER) == set(EventKind)
-    assert {EventKind.ControlledShutdown, EventKind.TopicDeletionStopReplicaResponseReceived} == symmetry._ID_EVENTS
+    assert {EventKind.ControlledShutdown, EventKind.TopicDeletionStopReplicaResponseReceived,
+            EventKind.LeaderAndIsrResponseReceived} == symmetry._ID_EVENTS

@@ -56,7 +56,9 @@ APPLIES: dict[str, tuple[dict[str, int], list[tuple[str, int]]]] = {
     "AdminRequestCarriedOutOrRefused": ({"max_perturbations": -1}, []),
     "AtMostOneBelievedLeaderAfterQuiescence": ({"max_perturbations": -1}, []),
     "PartitionCountNeverDecreases": ({}, []),
+    "AddedPartitionsCreated": ({"max_lost_acks": 1}, []),
     "ElectLeadersAnswered": ({}, []),
+    "OfflineDirsKnownOnceQuiescent": ({"max_reassignments": 1}, []),
 }
 
 

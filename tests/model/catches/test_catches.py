@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[3]
 SUITE = REPO / "bench" / "mutation"
 #: The configs whose properties must all have a mistake: the test presets, the variants' presets
 #: and the mutation suite. Only their models' lists of properties are read: none is explored.
-PRESETS = ("tiny", "zkfaults", "default", "addparts", "elect", *(f"v{i}" for i in range(1, 14)))
+PRESETS = ("tiny", "zkfaults", "default", "addparts", "elect", "logdir", *(f"v{i}" for i in range(1, 14)))
 
 
 def config_of(name: str) -> ModelConfig:
