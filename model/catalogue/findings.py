@@ -45,6 +45,7 @@ from kcm.model.catalogue.views import (
     active_controllers,
     judged_partitions,
     led_partitions,
+    misheld_replicas,
     registered,
     sent_in_step,
     uncreated_partitions,
@@ -970,24 +971,10 @@ def _stalled_new_replicas(stalled: Callable[[Cluster, int], bool]) -> MatcherFor
     targets to NewReplica and only the completion, B1, moves them to OnlineReplica
     (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala lines 563-570)."""
     def build(cfg: ModelConfig, judge: Judge) -> Matcher:
-        ppt = cfg.partitions
-
         def matches(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
-            faulty = False
-            for c in active_controllers(t):
-                ctx = t.brokers[c].ctx
-                for p, assigned in enumerate(ctx.assignment):
-                    if ctx.topics_to_delete >> (p // ppt) & 1:
-                        continue
-                    for r in assigned:
-                        state = ctx.replica_states[p][r]
-                        offline = ctx.offline_dirs[r] >> p & 1
-                        if state is (ReplicaState.OfflineReplica if offline else ReplicaState.OnlineReplica):
-                            continue
-                        if not (state is ReplicaState.NewReplica and r in t.zk.adding[p] and stalled(t, p)):
-                            return False
-                        faulty = True
-            return faulty
+            faulty = list(misheld_replicas(t, cfg.partitions))
+            return bool(faulty) and all(state is ReplicaState.NewReplica and r in t.zk.adding[p] and stalled(t, p)
+                                        for _, p, r, state in faulty)
         return matches
     return build
 
@@ -1017,26 +1004,12 @@ def _known_offline_held_online(cfg: ModelConfig, judge: Judge) -> Matcher:
     takes offline only `currentOfflineReplicas.diff(previousOfflineReplicas)` (lines 1207-1215),
     and the replica was already in the previous set: nothing moves it back to OfflineReplica
     until the broker restarts."""
-    ppt = cfg.partitions
-
     def matches(s: Cluster, a: Any, t: Cluster, trace: LazyTrace) -> bool:
-        faulty = False
-        for c in active_controllers(t):
-            ctx = t.brokers[c].ctx
-            for p, assigned in enumerate(ctx.assignment):
-                if ctx.topics_to_delete >> (p // ppt) & 1:
-                    continue
-                for r in assigned:
-                    state = ctx.replica_states[p][r]
-                    known = ctx.offline_dirs[r] >> p & 1
-                    if state is (ReplicaState.OfflineReplica if known else ReplicaState.OnlineReplica):
-                        continue
-                    failed = t.brokers[r].offline_dirs
-                    if not (state is ReplicaState.OnlineReplica and known and failed >> p & 1
-                            and failed.bit_count() >= 2):
-                        return False
-                    faulty = True
-        return faulty
+        faulty = list(misheld_replicas(t, cfg.partitions))
+        return bool(faulty) and all(
+            state is ReplicaState.OnlineReplica and t.brokers[c].ctx.offline_dirs[r] >> p & 1
+            and t.brokers[r].offline_dirs >> p & 1 and t.brokers[r].offline_dirs.bit_count() >= 2
+            for c, p, r, state in faulty)
     return matches
 
 

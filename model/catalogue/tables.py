@@ -38,7 +38,7 @@ from kcm.model.catalogue.declaration import (
     with_judge,
 )
 from kcm.model.catalogue.settledness import AFRESH, Judge, Settledness, settled_under_a_controller
-from kcm.model.catalogue.views import active_controllers
+from kcm.model.catalogue.views import misheld_replicas
 from kcm.model.cluster import Cluster, Edge
 from kcm.model.config import ModelConfig
 from kcm.model.states import ReplicaState
@@ -103,19 +103,7 @@ def replica_states_match_liveness(s: Cluster, ppt: int = 1, judge: Settledness =
     (kafka@2.6.x:core/src/main/scala/kafka/controller/KafkaController.scala onBrokerFailure /
     onReplicasBecomeOffline, processLeaderAndIsrResponseReceived, onBrokerStartup,
     onPartitionReassignment; ReplicaStateMachine.scala startup)."""
-    if not judge.quiescent(s):
-        return True
-    for b in active_controllers(s):
-        ctx = s.brokers[b].ctx
-        for p, assigned in enumerate(ctx.assignment):
-            if ctx.topics_to_delete >> (p // ppt) & 1:
-                continue
-            for r in assigned:
-                expected = (ReplicaState.OfflineReplica if ctx.offline_dirs[r] >> p & 1
-                            else ReplicaState.OnlineReplica)
-                if ctx.replica_states[p][r] is not expected:
-                    return False
-    return True
+    return not judge.quiescent(s) or next(misheld_replicas(s, ppt), None) is None
 
 
 def removed_replicas_forgotten(s: Cluster, judge: Settledness = AFRESH) -> bool:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from kcm.model.actions import ControllerProcessEvent
 from kcm.model.cluster import NO_ZNODE, NONE, Cluster, Context, Event, EventKind, PartitionZnode, Zk
+from kcm.model.states import ReplicaState
 
 
 def writes_fail(s: Cluster, b: int) -> bool:
@@ -142,3 +143,19 @@ def uncreated_partitions(s: Cluster, ppt: int) -> set[int]:
                 or any(s.brokers[b].replicas[p].leader_epoch != z.leader_epoch for b in replicas if b not in failed)):
             out.add(p)
     return out
+
+
+def misheld_replicas(s: Cluster, ppt: int) -> Iterator[tuple[int, int, int, ReplicaState]]:
+    """(controller, partition, replica, state) for each assigned replica of a topic not queued for
+    deletion that an active controller holds neither as OnlineReplica nor, on a failed log
+    directory it knows of (`replicasOnOfflineDirs`), as OfflineReplica: what
+    ReplicaStatesMatchLiveness finds wrong once quiescent."""
+    for c in active_controllers(s):
+        ctx = s.brokers[c].ctx
+        for p, assigned in enumerate(ctx.assignment):
+            if ctx.topics_to_delete >> (p // ppt) & 1:
+                continue
+            for r in assigned:
+                expected = ReplicaState.OfflineReplica if ctx.offline_dirs[r] >> p & 1 else ReplicaState.OnlineReplica
+                if ctx.replica_states[p][r] is not expected:
+                    yield c, p, r, ctx.replica_states[p][r]
