@@ -68,7 +68,8 @@ def _one_error_line(capsys) -> str:
 
 @pytest.mark.parametrize(("args", "needle"), [
     (["check", "--preset", "nope"], "unknown preset 'nope'; choose one of addparts, deep, default, elect, four, l1, "
-                                    "large, tiny, v1, v10, v11, v12, v13, v2, v3, v4, v5, v6, v7, v8, v9, zkfaults"),
+                                    "large, logdir, tiny, v1, v10, v11, v12, v13, v2, v3, v4, v5, v6, v7, v8, v9, "
+                                    "zkfaults"),
     (["check", "--bogus"], "No such option '--bogus'"),
     (["check", "--config", "/does/not/exist.toml"], "config file '/does/not/exist.toml' does not exist"),
     (["nosuchcommand"], "No such command 'nosuchcommand'"),
@@ -106,8 +107,8 @@ def test_console_script_exit_code() -> None:
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip() == ("kcm: error: unknown preset 'nope'; choose one of addparts, deep, default, elect, "
-                                   "four, l1, large, tiny, v1, v10, v11, v12, v13, v2, v3, v4, v5, v6, v7, v8, v9, "
-                                   "zkfaults")
+                                   "four, l1, large, logdir, tiny, v1, v10, v11, v12, v13, v2, v3, v4, v5, v6, v7, "
+                                   "v8, v9, zkfaults")
 
 
 _EXITING = """
